@@ -1,0 +1,111 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// CreateContainer creates a container in a sandbox and returns its ID.
+// sandboxCfg is the config the sandbox was run with.
+func (c *Client) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	resp, err := c.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId:  sandboxID,
+		Config:        cfg,
+		SandboxConfig: sandboxCfg,
+	}, waitForReady)
+	if err != nil {
+		return "", wrap(err, "creating container %q in pod sandbox %q", cfg.GetMetadata().GetName(), sandboxID)
+	}
+	if resp.GetContainerId() == "" {
+		return "", fmt.Errorf("creating container %q in pod sandbox %q: runtime returned no ID", cfg.GetMetadata().GetName(), sandboxID)
+	}
+	return resp.GetContainerId(), nil
+}
+
+// StartContainer starts a created container.
+func (c *Client) StartContainer(ctx context.Context, id string) error {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	if _, err := c.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}, waitForReady); err != nil {
+		return wrap(err, "starting container %q", id)
+	}
+	return nil
+}
+
+// StopContainer stops a running container: SIGTERM (or the image's stop
+// signal), then SIGKILL after timeout seconds (0: at once). The RPC may take
+// the grace period on top of the per-call timeout. A container that does not
+// exist counts as stopped.
+func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) error {
+	ctx, cancel := c.callCtx(ctx, time.Duration(max(timeout, 0))*time.Second)
+	defer cancel()
+	_, err := c.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout}, waitForReady)
+	if err != nil && !IsNotFound(err) {
+		return wrap(err, "stopping container %q", id)
+	}
+	return nil
+}
+
+// RemoveContainer removes a container, killing it first if it runs. A
+// container that does not exist counts as removed.
+func (c *Client) RemoveContainer(ctx context.Context, id string) error {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	_, err := c.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}, waitForReady)
+	if err != nil && !IsNotFound(err) {
+		return wrap(err, "removing container %q", id)
+	}
+	return nil
+}
+
+// ListContainers lists the containers that match filter (nil: all).
+func (c *Client) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	resp, err := c.runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter}, waitForReady)
+	if err != nil {
+		return nil, wrap(err, "listing containers")
+	}
+	return resp.GetContainers(), nil
+}
+
+// ContainerStatus returns the container's status. A missing container is an
+// error (IsNotFound).
+func (c *Client) ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	resp, err := c.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}, waitForReady)
+	if err != nil {
+		return nil, wrap(err, "getting status of container %q", id)
+	}
+	if resp.GetStatus() == nil {
+		return nil, fmt.Errorf("getting status of container %q: runtime returned no status", id)
+	}
+	return resp.GetStatus(), nil
+}
+
+// ExecSync runs cmd in a running container and returns its output and exit
+// code; a non-zero exit code is not an error. timeout bounds the command in
+// the runtime (rounded up to whole seconds, as CRI counts them) and extends
+// the RPC's deadline by as much; timeout 0 means no limit, and then, as in
+// the kubelet, only the caller's context bounds the call.
+func (c *Client) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error) {
+	secs := int64((timeout + time.Second - 1) / time.Second)
+	var cancel context.CancelFunc
+	if secs > 0 {
+		ctx, cancel = c.callCtx(ctx, time.Duration(secs)*time.Second)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	resp, err := c.runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: secs}, waitForReady)
+	if err != nil {
+		return nil, nil, 0, wrap(err, "executing %q in container %q", cmd, id)
+	}
+	return resp.GetStdout(), resp.GetStderr(), resp.GetExitCode(), nil
+}

@@ -1,0 +1,38 @@
+package cri
+
+import (
+	"context"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// ImageStatus returns the image named image (a reference or an ID) as the
+// runtime has it, or nil and no error when the runtime does not have it.
+func (c *Client) ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	resp, err := c.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}}, waitForReady)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, wrap(err, "getting status of image %q", image)
+	}
+	return resp.GetImage(), nil
+}
+
+// PullImage pulls image with auth (nil: anonymous) for the sandbox
+// sandboxCfg (nil allowed) and returns the image reference the runtime
+// gives back, usually its ID. A pull can take long, so only the caller's
+// context bounds it.
+func (c *Client) PullImage(ctx context.Context, image string, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	resp, err := c.images.PullImage(ctx, &runtimeapi.PullImageRequest{
+		Image:         &runtimeapi.ImageSpec{Image: image},
+		Auth:          auth,
+		SandboxConfig: sandboxCfg,
+	}, waitForReady)
+	if err != nil {
+		return "", wrap(err, "pulling image %q", image)
+	}
+	return resp.GetImageRef(), nil
+}

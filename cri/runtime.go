@@ -1,0 +1,84 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Version returns the runtime's name and version and the CRI version it
+// speaks.
+func (c *Client) Version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	v, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion}, waitForReady)
+	if err != nil {
+		return nil, wrap(err, "getting runtime version")
+	}
+	return v, nil
+}
+
+// Status returns the runtime's conditions. verbose asks for the Info map
+// too (containerd puts its CNI and runtime configuration there).
+func (c *Client) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose}, waitForReady)
+	if err != nil {
+		return nil, wrap(err, "getting runtime status")
+	}
+	return st, nil
+}
+
+// NotReadyError says a runtime condition podrun needs is false or missing.
+type NotReadyError struct {
+	// Condition is RuntimeReady or NetworkReady.
+	Condition string
+	// Missing is true when the runtime did not report the condition at all.
+	Missing bool
+	// Reason and Message are the runtime's, when it reported the condition.
+	Reason, Message string
+}
+
+func (e *NotReadyError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("runtime not ready: %s not reported", e.Condition)
+	}
+	return fmt.Sprintf("runtime not ready: %s=false reason:%s message:%s", e.Condition, e.Reason, e.Message)
+}
+
+// CheckReady returns a *NotReadyError unless the runtime reports
+// RuntimeReady, and NetworkReady as well when needNetwork is true (pods on
+// the host network do not need the runtime's CNI).
+func (c *Client) CheckReady(ctx context.Context, needNetwork bool) error {
+	st, err := c.Status(ctx, false)
+	if err != nil {
+		return fmt.Errorf("checking runtime readiness: %w", err)
+	}
+	return checkConditions(st.GetStatus(), needNetwork)
+}
+
+// checkConditions is CheckReady's decision on a status already fetched.
+func checkConditions(st *runtimeapi.RuntimeStatus, needNetwork bool) error {
+	need := []string{runtimeapi.RuntimeReady}
+	if needNetwork {
+		need = append(need, runtimeapi.NetworkReady)
+	}
+	for _, typ := range need {
+		var cond *runtimeapi.RuntimeCondition
+		for _, c := range st.GetConditions() {
+			if c.GetType() == typ {
+				cond = c
+				break
+			}
+		}
+		switch {
+		case cond == nil:
+			return &NotReadyError{Condition: typ, Missing: true}
+		case !cond.GetStatus():
+			return &NotReadyError{Condition: typ, Reason: cond.GetReason(), Message: cond.GetMessage()}
+		}
+	}
+	return nil
+}
