@@ -1,0 +1,211 @@
+package fake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Pull is one PullImage call the fake saw.
+type Pull struct {
+	Image string                 // as requested
+	Auth  *runtimeapi.AuthConfig // nil for an anonymous pull
+}
+
+// AddImages puts images in the runtime's store, as if already pulled.
+func (s *Server) AddImages(refs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range refs {
+		s.storeImage(r)
+	}
+}
+
+// SetMissing makes pulls of these images fail as a registry without them
+// does (codes.NotFound, containerd's wording).
+func (s *Server) SetMissing(refs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range refs {
+		s.missing[normalize(r)] = true
+	}
+}
+
+// RequireAuth makes pulls of ref fail with containerd's "authorization
+// failed" error unless the request's AuthConfig carries the same username
+// and password (directly or base64 in Auth) or the same identity or
+// registry token.
+func (s *Server) RequireAuth(ref string, auth *runtimeapi.AuthConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.auths[normalize(ref)] = clone(auth)
+}
+
+// Pulls returns the PullImage calls seen so far, in order.
+func (s *Server) Pulls() []Pull {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Pull, len(s.pulls))
+	for i, p := range s.pulls {
+		out[i] = Pull{Image: p.Image, Auth: clone(p.Auth)}
+	}
+	return out
+}
+
+// normalize spells an image reference the way containerd stores it:
+// "busybox" is "docker.io/library/busybox:latest".
+func normalize(ref string) string {
+	if strings.HasPrefix(ref, "sha256:") {
+		return ref
+	}
+	name, rest := ref, ""
+	if i := strings.IndexAny(ref, "@"); i >= 0 {
+		name, rest = ref[:i], ref[i:]
+	}
+	if rest == "" {
+		if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+			name, rest = name[:i], name[i:]
+		} else {
+			rest = ":latest"
+		}
+	}
+	first, _, hasSlash := strings.Cut(name, "/")
+	switch {
+	case !hasSlash:
+		name = "docker.io/library/" + name
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
+		name = "docker.io/" + name
+	}
+	return name + rest
+}
+
+// storeImage adds ref to the store and returns it. Called with s.mu held.
+func (s *Server) storeImage(ref string) *runtimeapi.Image {
+	n := normalize(ref)
+	if img := s.images[n]; img != nil {
+		return img
+	}
+	sum := sha256.Sum256([]byte(n))
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	repo := n
+	if i := strings.LastIndexAny(n, ":@"); i > strings.LastIndex(n, "/") {
+		repo = n[:i]
+	}
+	img := &runtimeapi.Image{
+		Id:          digest,
+		RepoDigests: []string{repo + "@" + digest},
+		Size:        1 << 20,
+		Spec:        &runtimeapi.ImageSpec{Image: digest},
+	}
+	if !strings.Contains(n, "@") {
+		img.RepoTags = []string{n}
+	}
+	s.images[n] = img
+	return img
+}
+
+// lookupImage finds an image by reference or ID. Called with s.mu held.
+func (s *Server) lookupImage(ref string) *runtimeapi.Image {
+	if ref == "" {
+		return nil
+	}
+	if img := s.images[normalize(ref)]; img != nil {
+		return img
+	}
+	for _, img := range s.images {
+		if img.Id == ref || slices.Contains(img.RepoDigests, ref) {
+			return img
+		}
+	}
+	return nil
+}
+
+func (i *imageServer) ImageStatus(ctx context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	s := i.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &runtimeapi.ImageStatusResponse{Image: clone(s.lookupImage(req.GetImage().GetImage()))}, nil
+}
+
+func (i *imageServer) ListImages(ctx context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+	s := i.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := req.GetFilter().GetImage().GetImage()
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range s.images {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	resp := &runtimeapi.ListImagesResponse{}
+	for _, k := range keys {
+		img := s.images[k]
+		if want != "" && s.lookupImage(want) != img {
+			continue
+		}
+		resp.Images = append(resp.Images, clone(img))
+	}
+	return resp, nil
+}
+
+func (i *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	s := i.s
+	ref := req.GetImage().GetImage()
+	n := normalize(ref)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pulls = append(s.pulls, Pull{Image: ref, Auth: clone(req.GetAuth())})
+	if s.missing[n] {
+		return nil, status.Errorf(codes.NotFound,
+			"failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", n, n, n)
+	}
+	if want := s.auths[n]; want != nil && !authMatches(want, req.GetAuth()) {
+		return nil, status.Errorf(codes.Unknown,
+			"failed to pull and unpack image %q: failed to resolve reference %q: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed", n, n)
+	}
+	return &runtimeapi.PullImageResponse{ImageRef: s.storeImage(ref).Id}, nil
+}
+
+// authMatches reports whether got carries the credentials in want.
+func authMatches(want, got *runtimeapi.AuthConfig) bool {
+	if got == nil {
+		return false
+	}
+	user, pass := got.GetUsername(), got.GetPassword()
+	if got.GetAuth() != "" {
+		if b, err := base64.StdEncoding.DecodeString(got.GetAuth()); err == nil {
+			user, pass, _ = strings.Cut(string(b), ":")
+		}
+	}
+	switch {
+	case want.GetIdentityToken() != "":
+		return got.GetIdentityToken() == want.GetIdentityToken()
+	case want.GetRegistryToken() != "":
+		return got.GetRegistryToken() == want.GetRegistryToken()
+	}
+	return user == want.GetUsername() && pass == want.GetPassword()
+}
+
+// RemoveImage removes an image; an unknown image is no error.
+func (i *imageServer) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
+	s := i.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if img := s.lookupImage(req.GetImage().GetImage()); img != nil {
+		for k, v := range s.images {
+			if v == img {
+				delete(s.images, k)
+			}
+		}
+	}
+	return &runtimeapi.RemoveImageResponse{}, nil
+}
