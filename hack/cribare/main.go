@@ -1,0 +1,328 @@
+// Command cribare runs pods on a CRI runtime with nothing but the CRI v1 API
+// and gRPC: no podrun code. It is the testbed's smoke test and the baseline
+// the podrun benchmark compares against.
+//
+// Per pod it does exactly: ImageStatus (PullImage only if absent),
+// RunPodSandbox, CreateContainer, StartContainer, poll ContainerStatus every
+// 10ms until the container exits, StopPodSandbox, RemovePodSandbox.
+//
+// With -http PORT it instead waits until the container answers HTTP GET on
+// the pod IP (from the host), then stops the container (SIGTERM, which the
+// testbed's nginx stand-in must honour promptly) before tearing down.
+//
+// With -ping it checks that the runtime is ready (RuntimeReady and
+// NetworkReady); hack/testbed.sh up waits on it.
+//
+// With -cleanup it stops and removes every pod sandbox the runtime knows
+// (hack/testbed.sh down uses it so no container outlives the testbed).
+//
+// It prints nothing on success unless -v, and exits 1 on any error.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+var (
+	endpoint = flag.String("endpoint", defaultEndpoint(), "CRI endpoint (unix:///path); defaults to $CONTAINER_RUNTIME_ENDPOINT")
+	image    = flag.String("image", "busybox", "image of the container")
+	n        = flag.Int("n", 1, "pods to run at once")
+	cmdFlag  = flag.String("cmd", "/bin/true", "container command, split on spaces; empty = the image's default")
+	httpPort = flag.Int("http", 0, "if >0: wait for HTTP 200 from podIP:PORT instead of waiting for exit (-cmd defaults to the image's)")
+	timeout  = flag.Duration("timeout", 2*time.Minute, "overall timeout")
+	verbose  = flag.Bool("v", false, "print per-pod IPs and timings")
+	cleanup  = flag.Bool("cleanup", false, "stop and remove every pod sandbox on the runtime, then exit")
+	ping     = flag.Bool("ping", false, "check that the runtime answers Version and Status with RuntimeReady and NetworkReady, then exit")
+)
+
+func defaultEndpoint() string {
+	if e := os.Getenv("CONTAINER_RUNTIME_ENDPOINT"); e != "" {
+		return e
+	}
+	return "unix:///var/lib/podrun-testbed/run/containerd.sock"
+}
+
+func main() {
+	flag.Parse()
+	cmdSet := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "cmd" {
+			cmdSet = true
+		}
+	})
+	var command []string
+	if *httpPort == 0 || cmdSet {
+		command = strings.Fields(*cmdFlag)
+	}
+	if err := run(command); err != nil {
+		fmt.Fprintln(os.Stderr, "cribare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(command []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	conn, err := grpc.NewClient(*endpoint,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)))
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", *endpoint, err)
+	}
+	defer conn.Close()
+	rt := runtimeapi.NewRuntimeServiceClient(conn)
+	img := runtimeapi.NewImageServiceClient(conn)
+
+	if *cleanup {
+		return cleanAll(ctx, rt)
+	}
+	if *ping {
+		return pingRuntime(ctx, rt)
+	}
+
+	logRoot, err := os.MkdirTemp("", "cribare-logs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(logRoot)
+
+	start := time.Now()
+	errs := make([]error, *n)
+	var wg sync.WaitGroup
+	for i := 0; i < *n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			t0 := time.Now()
+			ip, err := runPod(ctx, rt, img, i, logRoot, command)
+			if err != nil {
+				errs[i] = fmt.Errorf("pod %d: %w", i, err)
+				return
+			}
+			if *verbose {
+				fmt.Printf("pod %d: ip=%s %v\n", i, ip, time.Since(t0).Round(time.Millisecond))
+			}
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if *verbose {
+		total := time.Since(start)
+		fmt.Printf("%d pods in %v (%v per pod)\n", *n, total.Round(time.Millisecond), (total / time.Duration(*n)).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtimeapi.ImageServiceClient, i int, logRoot string, command []string) (ip string, err error) {
+	spec := &runtimeapi.ImageSpec{Image: *image}
+	st, err := img.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+	if err != nil {
+		return "", fmt.Errorf("ImageStatus: %w", err)
+	}
+	if st.Image == nil {
+		if _, err := img.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec}); err != nil {
+			return "", fmt.Errorf("PullImage %s: %w", *image, err)
+		}
+	}
+
+	uid := randHex(8)
+	logDir := filepath.Join(logRoot, uid)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", err
+	}
+	nsOpts := &runtimeapi.NamespaceOption{
+		Network: runtimeapi.NamespaceMode_POD,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+	sbConfig := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name:      fmt.Sprintf("cribare-%d-%s", i, uid),
+			Uid:       uid,
+			Namespace: "cribare",
+		},
+		Hostname:     fmt.Sprintf("cribare-%d", i),
+		LogDirectory: logDir,
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: nsOpts},
+		},
+	}
+	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbConfig})
+	if err != nil {
+		return "", fmt.Errorf("RunPodSandbox: %w", err)
+	}
+	podID := sb.PodSandboxId
+	// Tear the sandbox down whatever happened, with a context of its own so
+	// that a timeout above still cleans up.
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		if _, e := rt.StopPodSandbox(cctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: podID}); e != nil {
+			err = errors.Join(err, fmt.Errorf("StopPodSandbox: %w", e))
+			return
+		}
+		if _, e := rt.RemovePodSandbox(cctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: podID}); e != nil {
+			err = errors.Join(err, fmt.Errorf("RemovePodSandbox: %w", e))
+		}
+	}()
+
+	ctr, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId: podID,
+		Config: &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "c"},
+			Image:    spec,
+			Command:  command,
+			LogPath:  "c.log",
+			Linux: &runtimeapi.LinuxContainerConfig{
+				SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: nsOpts},
+			},
+		},
+		SandboxConfig: sbConfig,
+	})
+	if err != nil {
+		return "", fmt.Errorf("CreateContainer: %w", err)
+	}
+	if _, err := rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ctr.ContainerId}); err != nil {
+		return "", fmt.Errorf("StartContainer: %w", err)
+	}
+
+	if *verbose || *httpPort > 0 {
+		ps, err := rt.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: podID})
+		if err != nil {
+			return "", fmt.Errorf("PodSandboxStatus: %w", err)
+		}
+		if net := ps.GetStatus().GetNetwork(); net != nil {
+			ip = net.Ip
+		}
+	}
+
+	if *httpPort > 0 {
+		if ip == "" {
+			return "", errors.New("pod has no IP")
+		}
+		if err := waitHTTP(ctx, fmt.Sprintf("http://%s:%d/", ip, *httpPort)); err != nil {
+			return ip, err
+		}
+		// A graceful stop: the stand-in must exit on SIGTERM well before
+		// the grace period, else StopContainer takes the whole timeout.
+		t0 := time.Now()
+		if _, err := rt.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr.ContainerId, Timeout: 10}); err != nil {
+			return ip, fmt.Errorf("StopContainer: %w", err)
+		}
+		if d := time.Since(t0); d > 5*time.Second {
+			return ip, fmt.Errorf("StopContainer took %v: SIGTERM not honoured", d)
+		}
+	}
+
+	// Poll for the exit, as a kubelet-like runner would.
+	for {
+		cs, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: ctr.ContainerId})
+		if err != nil {
+			return ip, fmt.Errorf("ContainerStatus: %w", err)
+		}
+		if s := cs.Status; s.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			if s.ExitCode != 0 {
+				logs, _ := os.ReadFile(filepath.Join(logDir, "c.log"))
+				return ip, fmt.Errorf("container exited %d (%s %s); log:\n%s", s.ExitCode, s.Reason, s.Message, logs)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ip, fmt.Errorf("waiting for exit: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return ip, nil
+}
+
+func waitHTTP(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	var last error
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				if *verbose {
+					fmt.Printf("GET %s: %d %q\n", url, resp.StatusCode, strings.TrimSpace(string(body)))
+				}
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("GET %s: %v (%w)", url, last, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func cleanAll(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+	list, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return fmt.Errorf("ListPodSandbox: %w", err)
+	}
+	var errs []error
+	for _, sb := range list.Items {
+		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %w", sb.Id, err))
+			continue
+		}
+		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %w", sb.Id, err))
+		}
+		if *verbose {
+			fmt.Printf("removed pod %s (%s)\n", sb.Id, sb.GetMetadata().GetName())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func pingRuntime(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+	v, err := rt.Version(ctx, &runtimeapi.VersionRequest{})
+	if err != nil {
+		return fmt.Errorf("Version: %w", err)
+	}
+	st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})
+	if err != nil {
+		return fmt.Errorf("Status: %w", err)
+	}
+	for _, c := range st.GetStatus().GetConditions() {
+		if !c.Status {
+			return fmt.Errorf("%s is false: %s %s", c.Type, c.Reason, c.Message)
+		}
+	}
+	if *verbose {
+		fmt.Printf("%s %s (CRI %s): ready\n", v.RuntimeName, v.RuntimeVersion, v.RuntimeApiVersion)
+	}
+	return nil
+}

@@ -1,0 +1,700 @@
+#!/usr/bin/env bash
+# hack/testbed.sh up|down [--purge]|env
+#
+# The real end-to-end testbed for podrun: a private containerd (Debian's 1.6)
+# with the CRI plugin, runc with cgroupfs, a bridge CNI network, and two
+# local TLS registries (docker-registry from Debian) holding busybox-based
+# stand-ins for the images Kubernetes-docs manifests use.
+#
+#   up     install missing Debian packages, write configs, start what is not
+#          running, push images when their inputs changed. Idempotent; about
+#          a second when everything is already up.
+#   down   stop every process this testbed started (pods first, through
+#          CRI), unmount what it mounted, delete its bridge. --purge also
+#          removes the testbed directory.
+#   env    print shell-sourceable settings for tests (after `up`).
+#
+# Everything lives under $PODRUN_TESTBED_DIR (default /var/lib/podrun-testbed);
+# the host's /etc/containerd, /var/lib/containerd and the host containerd's
+# socket are never used. Two paths containerd 1.6 hard-codes cannot be moved
+# (see "Caveats" below): shim sockets in /run/containerd/s/ and libcni's
+# result cache in /var/lib/cni/.
+#
+# Caveats:
+# - containerd 1.6 shims put their ttrpc socket at /run/containerd/s/<sha256>
+#   whatever the config says (configurable only from containerd 2.0). The
+#   name hashes our own socket path, so it never collides with a host
+#   containerd; shims delete it when they exit, and `down` removes the
+#   directories if this testbed created them.
+# - containerd 1.6's CRI does not give libcni a cache dir, so results are
+#   cached in /var/lib/cni/results (deleted on CNI DEL). IPAM state is ours.
+# - Running containerd in its own mount namespace would hide both, but this
+#   machine's / is a private mount, so mounts the host makes later (podrun's
+#   tmpfs volumes, say) would never reach the containers. Not done for that.
+set -euo pipefail
+
+DIR=${PODRUN_TESTBED_DIR:-/var/lib/podrun-testbed}
+MIRROR_PORT=${PODRUN_TESTBED_MIRROR_PORT:-35443}
+PRIVATE_PORT=${PODRUN_TESTBED_PRIVATE_PORT:-35444}
+POD_SUBNET=${PODRUN_TESTBED_POD_SUBNET:-10.88.0.0/16}
+BRIDGE=cni-podrun0
+CNI_BIN_DIR=/usr/lib/cni
+SOCK=$DIR/run/containerd.sock
+ENDPOINT=unix://$SOCK
+CA=$DIR/tls/ca.crt
+MIRROR=127.0.0.1:$MIRROR_PORT
+PRIVATE=127.0.0.1:$PRIVATE_PORT
+PRIVATE_USER=podrun
+PRIVATE_IMAGE=$PRIVATE/private/busybox:1.0
+SANDBOX_IMAGE=registry.k8s.io/pause:3.10
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian packages the testbed needs, each with a file that proves it is there.
+PACKAGES=(
+  containerd:/usr/bin/containerd
+  runc:/usr/sbin/runc
+  containernetworking-plugins:/usr/lib/cni/bridge
+  docker-registry:/usr/bin/docker-registry
+  skopeo:/usr/bin/skopeo
+  busybox-static:/bin/busybox
+  openssl:/usr/bin/openssl
+  apache2-utils:/usr/bin/htpasswd
+  iproute2:/sbin/ip
+  iptables:/usr/sbin/iptables
+  curl:/usr/bin/curl
+  util-linux:/usr/bin/setsid
+)
+
+# Images in the mirror. Repository paths are "<upstream host>/<path>": the
+# hosts.toml of each upstream maps it to a namespace of the mirror (see
+# write_hosts_toml). Format: "<kind> <upstream>/<path> <tag>...", kind being
+# busybox, idle or nginx (see build_images).
+MIRROR_IMAGES=(
+  "busybox docker.io/library/busybox latest 1.28 1.34 1.35 1.36 stable"
+  "busybox registry.k8s.io/busybox latest 1.27.2"
+  "busybox k8s.gcr.io/busybox latest 1.27.2"
+  "busybox docker.io/library/debian latest stable bookworm 12"
+  "busybox docker.io/library/alpine latest"
+  "busybox docker.io/library/fedora latest"
+  "idle registry.k8s.io/pause 3.6 3.7 3.8 3.9 3.10"
+  "idle k8s.gcr.io/pause 2.0 3.1"
+  "idle registry.k8s.io/e2e-test-images/agnhost 2.39 2.40 2.45"
+  "idle gcr.io/google-samples/hello-app 1.0 2.0"
+  "idle gcr.io/google-samples/node-hello 1.0"
+  "nginx docker.io/library/nginx latest 1.14.2 1.16.1"
+  "nginx registry.k8s.io/nginx latest"
+)
+# Upstream registry names that get a hosts.toml pointing at the mirror.
+UPSTREAMS=(docker.io registry.k8s.io k8s.gcr.io gcr.io quay.io ghcr.io)
+
+log() { printf 'testbed: %s\n' "$*" >&2; }
+die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- helpers --
+
+# alive PIDFILE EXE: the pid in PIDFILE runs EXE (guards against pid reuse).
+alive() {
+  local pid
+  [[ -s $1 ]] || return 1
+  pid=$(<"$1")
+  [[ -d /proc/$pid ]] || return 1
+  [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$2" ]]
+}
+
+# stop_pid PIDFILE EXE NAME: SIGTERM, wait up to 10s, then SIGKILL.
+stop_pid() {
+  local pidfile=$1 exe=$2 name=$3 pid i
+  if alive "$pidfile" "$exe"; then
+    pid=$(<"$pidfile")
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      alive "$pidfile" "$exe" || break
+      sleep 0.1
+    done
+    if alive "$pidfile" "$exe"; then
+      log "$name did not stop on SIGTERM; killing"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$pidfile"
+}
+
+# start_daemon NAME EXE CONFIG ARGS...: start EXE detached (own session, log
+# under $DIR/log) unless it already runs with the same CONFIG content; a
+# changed config restarts it.
+start_daemon() {
+  local name=$1 exe=$2 config=$3
+  shift 3
+  local pidfile=$DIR/run/$name.pid sumfile=$DIR/run/$name.config.sha256 sum
+  sum=$(sha256sum "$config" | cut -d' ' -f1)
+  if alive "$pidfile" "$exe"; then
+    if [[ -f $sumfile && $(<"$sumfile") == "$sum" ]]; then
+      return 0
+    fi
+    log "$name config changed: restarting"
+    stop_pid "$pidfile" "$exe" "$name"
+  fi
+  log "starting $name (log $DIR/log/$name.log)"
+  # setsid: its own session, so it outlives this script and its terminal.
+  # Not a process-group leader here (no job control), so setsid execs in
+  # place and $! is the daemon's pid.
+  setsid "$exe" "$@" >>"$DIR/log/$name.log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+  echo "$sum" >"$sumfile"
+}
+
+# put FILE: write stdin to FILE only if the content differs, atomically
+# (containerd watches the CNI dir and reads hosts.toml on every pull, so a
+# half-written file must never be seen, and an unchanged one not touched).
+put() {
+  mkdir -p "$(dirname "$1")"
+  cat >"$1.tmp.$$"
+  if cmp -s "$1.tmp.$$" "$1"; then
+    rm -f "$1.tmp.$$"
+  else
+    mv -f "$1.tmp.$$" "$1"
+  fi
+}
+
+# wait_for WHAT SECONDS CMD...: retry CMD every 0.1s.
+wait_for() {
+  local what=$1 secs=$2 i
+  shift 2
+  for ((i = 0; i < secs * 10; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+registry_answers() { # PORT EXPECTED_HTTP_CODE
+  [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$CA" "https://127.0.0.1:$1/v2/") == "$2" ]]
+}
+
+cri_answers() { "$DIR/bin/cribare" -endpoint "$ENDPOINT" -ping -timeout 3s; }
+
+# ---------------------------------------------------------------- install --
+
+install_packages() {
+  local missing=() entry
+  for entry in "${PACKAGES[@]}"; do
+    [[ -e ${entry#*:} ]] || missing+=("${entry%%:*}")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing Debian packages: ${missing[*]}"
+  # The lists may be empty on a fresh machine: update once, then install.
+  apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+    die "apt-get install ${missing[*]} failed"
+  for entry in "${PACKAGES[@]}"; do
+    [[ -e ${entry#*:} ]] || die "package ${entry%%:*} installed but ${entry#*:} is missing"
+  done
+}
+
+build_tools() {
+  # The Go helpers are rebuilt only when their sources change.
+  command -v go >/dev/null || die "go is needed to build hack/cribare and hack/mkimage"
+  local t sum
+  for t in cribare mkimage; do
+    sum=$(cat "$REPO/hack/$t"/*.go "$REPO/go.mod" | sha256sum | cut -d' ' -f1)
+    if [[ -x $DIR/bin/$t && -f $DIR/bin/$t.sha256 && $(<"$DIR/bin/$t.sha256") == "$sum" ]]; then
+      continue
+    fi
+    log "building hack/$t"
+    (cd "$REPO" && CGO_ENABLED=0 go build -o "$DIR/bin/$t" "./hack/$t") || die "go build ./hack/$t failed"
+    echo "$sum" >"$DIR/bin/$t.sha256"
+  done
+}
+
+# -------------------------------------------------------------------- tls --
+
+make_tls() {
+  local d=$DIR/tls
+  if [[ -s $d/ca.crt && -s $d/server.crt && -s $d/server.key ]] &&
+    openssl x509 -checkend 86400 -noout -in "$d/server.crt" >/dev/null; then
+    return 0
+  fi
+  log "making a CA and a server certificate for 127.0.0.1/localhost"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+    -subj "/CN=podrun testbed CA" -keyout "$d/ca.key" -out "$d/ca.crt" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=localhost" -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+  printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+    "basicConstraints=CA:FALSE" "extendedKeyUsage=serverAuth" >"$d/server.ext"
+  openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$d/server.ext" -out "$d/server.crt" 2>/dev/null
+  # skopeo takes a directory of CA files.
+  mkdir -p "$d/skopeo" && cp "$d/ca.crt" "$d/skopeo/ca.crt"
+}
+
+# ------------------------------------------------------------- registries --
+
+write_registry_configs() {
+  local name port
+  for name in mirror private; do
+    port=$MIRROR_PORT
+    [[ $name == private ]] && port=$PRIVATE_PORT
+    mkdir -p "$DIR/registry/$name"
+    {
+      cat <<EOF
+# Written by hack/testbed.sh: the testbed's $name registry.
+version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $DIR/registry/$name/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$port
+  tls:
+    certificate: $DIR/tls/server.crt
+    key: $DIR/tls/server.key
+EOF
+      if [[ $name == private ]]; then
+        cat <<EOF
+auth:
+  htpasswd:
+    realm: podrun-testbed-private
+    path: $DIR/registry/private/htpasswd
+EOF
+      fi
+    } | put "$DIR/registry/$name/config.yml"
+  done
+  # Basic-auth credentials, generated once and kept (tests read them from env).
+  if [[ ! -s $DIR/registry/private/password ]]; then
+    openssl rand -hex 12 >"$DIR/registry/private/password"
+    rm -f "$DIR/registry/private/htpasswd"
+  fi
+  if [[ ! -s $DIR/registry/private/htpasswd ]]; then
+    htpasswd -B -b -c "$DIR/registry/private/htpasswd" "$PRIVATE_USER" \
+      "$(<"$DIR/registry/private/password")" 2>/dev/null
+  fi
+}
+
+start_registries() {
+  local reg=/usr/bin/docker-registry
+  start_daemon registry-mirror "$reg" "$DIR/registry/mirror/config.yml" serve "$DIR/registry/mirror/config.yml"
+  start_daemon registry-private "$reg" "$DIR/registry/private/config.yml" serve "$DIR/registry/private/config.yml"
+  wait_for "mirror" 15 registry_answers "$MIRROR_PORT" 200 ||
+    die "the mirror registry does not answer on https://$MIRROR/v2/; see $DIR/log/registry-mirror.log"
+  # Without credentials the private registry must say 401.
+  wait_for "private registry" 15 registry_answers "$PRIVATE_PORT" 401 ||
+    die "the private registry does not answer 401 on https://$PRIVATE/v2/; see $DIR/log/registry-private.log"
+}
+
+# ----------------------------------------------------------------- images --
+
+# build_images OUT: rootfs dirs and OCI layouts for the three image kinds.
+build_images() {
+  local out=$1 r a
+  rm -rf "$out" && mkdir -p "$out"
+
+  # Base rootfs, shared by every image: busybox with a symlink per applet.
+  r=$out/rootfs-base
+  mkdir -p "$r"/{bin,etc,root,home/user,tmp,var/tmp,proc,sys,dev,usr/bin,usr/sbin,sbin}
+  chmod 1777 "$r/tmp" "$r/var/tmp"
+  chmod 700 "$r/root"
+  cp /bin/busybox "$r/bin/busybox"
+  for a in $(/bin/busybox --list); do
+    [[ $a == busybox ]] || ln -s busybox "$r/bin/$a"
+  done
+  # Debian's busybox-static has no printenv applet. An awk script rather
+  # than sh: busybox sh drops variables whose names are not shell names
+  # (Kubernetes allows "a.b" or "a-b"), awk's ENVIRON keeps them all.
+  cat >"$r/bin/printenv" <<'EOF'
+#!/bin/awk -f
+# printenv stand-in: no args prints the environment like env; with names
+# prints each value and exits 1 if any is unset.
+BEGIN {
+  if (ARGC < 2) { for (k in ENVIRON) print k "=" ENVIRON[k]; exit 0 }
+  rc = 0
+  for (i = 1; i < ARGC; i++) { if (ARGV[i] in ENVIRON) print ENVIRON[ARGV[i]]; else rc = 1 }
+  exit rc
+}
+EOF
+  # Idle stand-in entrypoint. As PID 1, signals without a handler are
+  # ignored, so trap TERM/INT to exit 0 at once; `sleep & wait` keeps the
+  # shell able to run the trap while sleeping.
+  cat >"$r/bin/idle" <<'EOF'
+#!/bin/sh
+# Idle stand-in (pause, agnhost, hello-app, ...): arguments are ignored.
+trap 'exit 0' TERM INT
+while :; do sleep 3600 & wait $!; done
+EOF
+  chmod 755 "$r/bin/printenv" "$r/bin/idle"
+  cat >"$r/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+user:x:1000:1000:user:/home/user:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+  cat >"$r/etc/group" <<'EOF'
+root:x:0:
+user:x:1000:
+nogroup:x:65534:
+nobody:x:65534:
+EOF
+  chown 1000:1000 "$r/home/user" # mkimage writes 0:0 anyway; kept for clarity
+  chmod 755 "$r/home/user"
+
+  # Idle extra layer: the paths real pause/agnhost images run.
+  r=$out/rootfs-idle
+  mkdir -p "$r"
+  ln -s bin/idle "$r/pause"
+  ln -s bin/idle "$r/agnhost"
+
+  # nginx extra layer: busybox httpd serving /usr/share/nginx/html.
+  r=$out/rootfs-nginx
+  mkdir -p "$r/usr/sbin" "$r/usr/share/nginx/html"
+  cat >"$r/usr/share/nginx/html/index.html" <<'EOF'
+<!DOCTYPE html>
+<html><head><title>Welcome to nginx!</title></head>
+<body><h1>Welcome to nginx!</h1><p>podrun testbed stand-in (busybox httpd).</p></body></html>
+EOF
+  cat >"$r/docker-entrypoint.sh" <<'EOF'
+#!/bin/sh
+exec "$@"
+EOF
+  cat >"$r/usr/sbin/nginx" <<'EOF'
+#!/bin/sh
+# nginx stand-in: busybox httpd on :80 in the foreground, whatever the
+# arguments ("-g 'daemon off;'"), except "-s stop|quit" which stops PID 1.
+if [ "$1" = -s ]; then kill -TERM 1; exit 0; fi
+trap 'exit 0' TERM INT QUIT
+httpd -f -p 80 -h /usr/share/nginx/html &
+wait $!
+EOF
+  chmod 755 "$r/docker-entrypoint.sh" "$r/usr/sbin/nginx"
+
+  local PATHENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  "$DIR/bin/mkimage" -out "$out/busybox" -layer "$out/rootfs-base" -env "$PATHENV" -cmd '["sh"]'
+  "$DIR/bin/mkimage" -out "$out/idle" -layer "$out/rootfs-base" -layer "$out/rootfs-idle" \
+    -env "$PATHENV" -entrypoint '["/bin/idle"]'
+  "$DIR/bin/mkimage" -out "$out/nginx" -layer "$out/rootfs-base" -layer "$out/rootfs-nginx" \
+    -env "$PATHENV" -expose 80/tcp -entrypoint '["/docker-entrypoint.sh"]' -cmd '["nginx","-g","daemon off;"]'
+}
+
+push_images() {
+  # Stamp of every input: if it matches and the registries still hold the
+  # last push (their data lives under $DIR too), there is nothing to do.
+  local stamp sum
+  stamp=$DIR/images.stamp
+  sum=$( {
+    sha256sum /bin/busybox "$REPO/hack/mkimage/main.go" "${BASH_SOURCE[0]}"
+    echo "$MIRROR $PRIVATE"
+  } | sha256sum | cut -d' ' -f1)
+  if [[ -f $stamp && $(<"$stamp") == "$sum" ]] &&
+    curl -sf --max-time 2 --cacert "$CA" -o /dev/null \
+      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      "https://$MIRROR/v2/registry.k8s.io/pause/manifests/3.10"; then
+    return 0
+  fi
+  log "building images"
+  build_images "$DIR/images"
+  log "pushing images to the mirror ($MIRROR) and the private registry ($PRIVATE)"
+  local line kind repo tags tag jobs=()
+  for line in "${MIRROR_IMAGES[@]}"; do
+    read -r kind repo tags <<<"$line"
+    for tag in $tags; do
+      jobs+=("$kind $MIRROR/$repo:$tag")
+    done
+  done
+  # skopeo skips blobs the registry has, so each copy is mostly a manifest
+  # PUT; four at a time keeps a cold `up` short.
+  printf '%s\n' "${jobs[@]}" | xargs -P4 -L1 sh -c \
+    'skopeo copy --quiet --dest-cert-dir "$0" "oci:$1/$2" "docker://$3"' \
+    "$DIR/tls/skopeo" "$DIR/images" ||
+    die "skopeo copy to the mirror failed"
+  skopeo copy --quiet --dest-cert-dir "$DIR/tls/skopeo" \
+    --dest-creds "$PRIVATE_USER:$(<"$DIR/registry/private/password")" \
+    "oci:$DIR/images/busybox" "docker://$PRIVATE_IMAGE" ||
+    die "skopeo copy to the private registry failed"
+  echo "$sum" >"$stamp"
+}
+
+# ------------------------------------------------------------- containerd --
+
+write_hosts_toml() {
+  # Layout (containerd 1.6.20, remotes/docker/config/hosts.go): config_path
+  # holds one directory per registry host name ("host:port" as-is) with a
+  # hosts.toml. containerd 1.6.20 supports `override_path`: without it a
+  # host URL's path gets "/v2" appended (".../docker.io/v2/..."), which
+  # distribution cannot serve; with it the URL path is the API root as-is.
+  # So each upstream U maps to the namespace U of the one mirror:
+  #   docker.io/library/busybox:1.28 -> https://MIRROR/v2/docker.io/library/busybox/manifests/1.28
+  # `server` (the fallback after [host] entries) is the mirror itself, so a
+  # miss is a 404 and never a request to the real upstream (no internet
+  # here). Top-level `ca`/`override_path` apply to `server`.
+  # containerd 1.6.20 rejects a hosts.toml without a [host] table ("invalid
+  # `host` tree") and then falls back to the real upstream, hence both.
+  local d=$DIR/certs.d u
+  for u in "${UPSTREAMS[@]}"; do
+    put "$d/$u/hosts.toml" <<EOF
+# $u is served by the testbed mirror under the namespace $u/.
+server = "https://$MIRROR/v2/$u"
+ca = "$CA"
+override_path = true
+
+[host."https://$MIRROR/v2/$u"]
+  capabilities = ["pull", "resolve"]
+  ca = "$CA"
+  override_path = true
+EOF
+  done
+  # Any other registry name also lands on the mirror (namespace
+  # "unknown.invalid", always 404) instead of the internet.
+  put "$d/_default/hosts.toml" <<EOF
+server = "https://$MIRROR/v2/unknown.invalid"
+ca = "$CA"
+override_path = true
+
+[host."https://$MIRROR/v2/unknown.invalid"]
+  capabilities = ["pull", "resolve"]
+  ca = "$CA"
+  override_path = true
+EOF
+  # The registries by their own address: trust the CA. No credentials for
+  # the private one: tests pull it through imagePullSecrets.
+  for u in "$MIRROR" "$PRIVATE"; do
+    put "$d/$u/hosts.toml" <<EOF
+server = "https://$u"
+ca = "$CA"
+
+[host."https://$u"]
+  capabilities = ["pull", "resolve", "push"]
+  ca = "$CA"
+EOF
+  done
+}
+
+write_cni_conf() {
+  # One bridge network. Loopback is not in the list: containerd's CRI
+  # brings up "lo" itself with the loopback plugin from bin_dir. portmap
+  # does nothing unless a pod asks for hostPorts. IPAM state stays under
+  # $DIR (host-local's default is /var/lib/cni/networks).
+  mkdir -p "$DIR/cni/ipam"
+  put "$DIR/cni/net.d/10-podrun.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "podrun-testbed",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "$POD_SUBNET"}]],
+        "routes": [{"dst": "0.0.0.0/0"}],
+        "dataDir": "$DIR/cni/ipam"
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
+write_containerd_config() {
+  # Based on `containerd config default` (1.6.20), every host path moved
+  # under $DIR. Snapshotters that cannot work here are disabled so they do
+  # not log errors (overlayfs on ext4 is the one used).
+  put "$DIR/containerd.toml" <<EOF
+# Written by hack/testbed.sh.
+version = 2
+root = "$DIR/root"
+state = "$DIR/state"
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs",
+]
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+
+[plugins]
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "$DIR/opt"
+
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "$SANDBOX_IMAGE"
+    # Without it every sandbox fails in runc: "failed to update
+    # /proc/self/oom_score_adj" (this machine forbids lowering it).
+    restrict_oom_score_adj = true
+    # No AppArmor on these machines.
+    disable_apparmor = true
+    # Pod netns bind mounts under $DIR/state, not /var/run/netns.
+    netns_mounts_under_state_dir = true
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+    enable_selinux = false
+
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "overlayfs"
+      default_runtime_name = "runc"
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+          # cgroupfs: PID 1 is not systemd here.
+          SystemdCgroup = false
+          # runc state, otherwise /run/containerd/runc.
+          Root = "$DIR/state/runc"
+
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "$CNI_BIN_DIR"
+      conf_dir = "$DIR/cni/net.d"
+      max_conf_num = 1
+
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "$DIR/certs.d"
+EOF
+}
+
+start_containerd() {
+  # Remember whether the host had these dirs, so `down` removes only what
+  # containerd 1.6 created (see Caveats at the top).
+  [[ -e /run/containerd || -e $DIR/run/created-run-containerd ]] || touch "$DIR/run/created-run-containerd"
+  [[ -e /var/lib/cni || -e $DIR/run/created-var-lib-cni ]] || touch "$DIR/run/created-var-lib-cni"
+  start_daemon containerd /usr/bin/containerd "$DIR/containerd.toml" --config "$DIR/containerd.toml"
+  wait_for containerd 30 cri_answers ||
+    die "containerd's CRI does not answer on $ENDPOINT; see $DIR/log/containerd.log"
+}
+
+write_env() {
+  put "$DIR/testbed.env" <<EOF
+CONTAINER_RUNTIME_ENDPOINT=$ENDPOINT
+PODRUN_TESTBED_DIR=$DIR
+PODRUN_TESTBED_MIRROR=$MIRROR
+PODRUN_TESTBED_PRIVATE=$PRIVATE
+PODRUN_TESTBED_PRIVATE_IMAGE=$PRIVATE_IMAGE
+PODRUN_TESTBED_PRIVATE_USER=$PRIVATE_USER
+PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$DIR/registry/private/password")
+PODRUN_TESTBED_CA=$CA
+PODRUN_TESTBED_CNI_CONF_DIR=$DIR/cni/net.d
+PODRUN_TESTBED_CNI_BIN_DIR=$CNI_BIN_DIR
+PODRUN_TESTBED_SANDBOX_IMAGE=$SANDBOX_IMAGE
+PODRUN_TESTBED_POD_SUBNET=$POD_SUBNET
+EOF
+}
+
+# --------------------------------------------------------------- commands --
+
+cmd_up() {
+  local t0=$SECONDS
+  [[ $(id -u) == 0 ]] || die "must run as root (containerd, runc, CNI)"
+  install_packages
+  mkdir -p "$DIR"/{bin,run,log,tls,root,state,opt}
+  build_tools
+  make_tls
+  write_registry_configs
+  start_registries
+  write_hosts_toml
+  write_cni_conf
+  write_containerd_config
+  start_containerd
+  push_images
+  write_env
+  log "up in $((SECONDS - t0))s; settings: $0 env"
+}
+
+# Every process whose argv has "-address $SOCK": the shims of our containerd.
+our_shims() {
+  local p args
+  for p in /proc/[0-9]*; do
+    args=$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null) || continue
+    if [[ $args == *containerd-shim* ]] && grep -qxF -- "$SOCK" <<<"$args"; then
+      echo "${p#/proc/}"
+    fi
+  done
+}
+
+descendants() { # PID: the pid and all its descendants
+  local c
+  echo "$1"
+  for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do descendants "$c"; done
+}
+
+cmd_down() {
+  local purge=${1:-} pids m i
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -d $DIR ]] || { log "nothing to do: $DIR does not exist"; return 0; }
+  # Pods first, through CRI, so CNI releases IPs and mounts go away.
+  if alive "$DIR/run/containerd.pid" /usr/bin/containerd && [[ -x $DIR/bin/cribare ]]; then
+    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
+      log "warning: removing pods through CRI failed; killing what is left"
+  fi
+  stop_pid "$DIR/run/containerd.pid" /usr/bin/containerd containerd
+  # Shims whose containers were removed exit by themselves; any left (and
+  # their containers) are killed.
+  for ((i = 0; i < 30; i++)); do
+    [[ -z $(our_shims) ]] && break
+    sleep 0.1
+  done
+  pids=$(for p in $(our_shims); do descendants "$p"; done)
+  if [[ -n $pids ]]; then
+    log "killing leftover shims and containers: $(echo $pids)"
+    kill -KILL $pids 2>/dev/null || true
+  fi
+  stop_pid "$DIR/run/registry-mirror.pid" /usr/bin/docker-registry registry-mirror
+  stop_pid "$DIR/run/registry-private.pid" /usr/bin/docker-registry registry-private
+  # Mounts left under $DIR (rootfs overlays, netns) by killed pods, deepest
+  # first, so that --purge never deletes through a mount.
+  for m in $(awk -v d="$DIR/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount -l "$m" 2>/dev/null || log "warning: cannot unmount $m"
+  done
+  # No pod survives `down`, so no IP is still allocated.
+  rm -rf "$DIR/cni/ipam"
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link delete "$BRIDGE" || log "warning: cannot delete bridge $BRIDGE"
+  fi
+  if [[ -e $DIR/run/created-run-containerd ]]; then
+    rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+    [[ -e /run/containerd ]] || rm -f "$DIR/run/created-run-containerd"
+  fi
+  if [[ -e $DIR/run/created-var-lib-cni ]]; then
+    rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
+    [[ -e /var/lib/cni ]] || rm -f "$DIR/run/created-var-lib-cni"
+  fi
+  if [[ $purge == --purge ]]; then
+    if awk -v d="$DIR/" 'index($5, d) == 1 {found=1} END {exit !found}' /proc/self/mountinfo; then
+      die "mounts remain under $DIR; not purging"
+    fi
+    log "removing $DIR"
+    rm -rf "$DIR"
+  fi
+  log "down"
+}
+
+cmd_env() {
+  [[ -s $DIR/testbed.env ]] || die "no $DIR/testbed.env: run '$0 up' first"
+  cat "$DIR/testbed.env"
+}
+
+case ${1:-} in
+up) cmd_up ;;
+down) cmd_down "${2:-}" ;;
+env) cmd_env ;;
+*)
+  echo "usage: $0 up | down [--purge] | env" >&2
+  exit 2
+  ;;
+esac
