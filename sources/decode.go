@@ -1,0 +1,480 @@
+package sources
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Values of the kubernetes.io/config.source annotation.
+const (
+	configSourceFile  = "file"
+	configSourceHTTP  = "http"
+	configSourceStdin = "stdin"
+)
+
+// Annotation keys the kubelet sets on static pods
+// (pkg/kubelet/types/pod_update.go).
+const (
+	ConfigSourceAnnotationKey = "kubernetes.io/config.source"
+	ConfigHashAnnotationKey   = "kubernetes.io/config.hash"
+)
+
+// supportedMsg ends the error for any kind podrun does not run.
+const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
+
+// listKinds maps the list kinds podrun unwraps to the kind of their items
+// ("" for v1.List, whose items may be of any supported kind).
+var listKinds = map[string]string{
+	"List":          "",
+	"PodList":       "Pod",
+	"ConfigMapList": "ConfigMap",
+	"SecretList":    "Secret",
+}
+
+// source describes one input: how errors show it, what identifies it in
+// UIDs, and the config.source annotation of its pods.
+type source struct {
+	display  string
+	identity string
+	config   string
+}
+
+// sourceFor derives a source from a name as given to Decode: "-" is
+// stdin, http:// and https:// names are URLs, anything else is a file
+// path, identified by its absolute path.
+func sourceFor(name string) source {
+	switch {
+	case name == "-":
+		return source{display: "stdin", identity: "stdin", config: configSourceStdin}
+	case isURL(name):
+		return source{display: name, identity: name, config: configSourceHTTP}
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		abs = name
+	}
+	return source{display: name, identity: abs, config: configSourceFile}
+}
+
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// Decode decodes one source's bytes: every document is decoded, defaulted
+// and validated, and duplicate objects within the source are reported.
+// source is shown in errors and chooses the UID identity and the
+// config.source annotation: "-" means stdin (shown as "stdin"), an
+// http:// or https:// URL means http, anything else is a file path.
+// Data with no documents gives an empty Set.
+func Decode(source string, data []byte, opts Options) (*Set, error) {
+	set, errs := decodeSource(sourceFor(source), data, opts)
+	errs = append(errs, checkDuplicates(set)...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return set, nil
+}
+
+// decoder collects the objects and errors of one source.
+type decoder struct {
+	src  source
+	opts Options
+	set  Set
+	errs []error
+}
+
+func decodeSource(src source, data []byte, opts Options) (*Set, []error) {
+	d := &decoder{src: src, opts: opts}
+	for _, doc := range d.documents(data) {
+		d.document(doc)
+	}
+	return &d.set, d.errs
+}
+
+// document is one non-empty document of a source.
+type document struct {
+	origin Origin
+	raw    []byte // the document's bytes as written, for the UID
+	value  any    // generic JSON value, numbers as json.Number
+}
+
+// documents splits data into its non-empty documents, numbered from 1.
+// YAML documents are split on "---" lines; a document that is a JSON
+// stream yields one document per JSON value. A document that cannot be
+// parsed is reported and still counted.
+func (d *decoder) documents(data []byte) []document {
+	var docs []document
+	n := 0
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		chunk, err := r.Read()
+		if err == io.EOF {
+			return docs
+		}
+		if err != nil {
+			d.errs = append(d.errs, &Error{Origin: Origin{Source: d.src.display, Doc: n + 1}, Err: err})
+			return docs
+		}
+		if values, ok := jsonStream(chunk); ok {
+			for _, raw := range values {
+				v, probs, err := parseJSON(raw)
+				if err == nil && len(probs) == 0 && v == nil {
+					continue
+				}
+				n++
+				if doc, ok := d.parsed(n, raw, v, probs, err); ok {
+					docs = append(docs, doc)
+				}
+			}
+			continue
+		}
+		v, probs, err := parseYAML(chunk)
+		if err == nil && len(probs) == 0 && v == nil {
+			continue // only comments or whitespace
+		}
+		n++
+		if doc, ok := d.parsed(n, chunk, v, probs, err); ok {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// parsed turns a parse result into a document, or records its errors.
+func (d *decoder) parsed(n int, raw []byte, v any, probs []problem, err error) (document, bool) {
+	o := Origin{Source: d.src.display, Doc: n}
+	if err != nil {
+		d.errs = append(d.errs, &Error{Origin: o, Msg: "parsing", Err: err})
+		return document{}, false
+	}
+	if len(probs) > 0 {
+		d.problems(o, "", "", probs)
+		return document{}, false
+	}
+	return document{origin: o, raw: raw, value: v}, true
+}
+
+// jsonStream reports whether chunk is a stream of JSON values and returns
+// them. KYAML documents also start with "{" but are not JSON; they fail
+// here and are parsed as YAML.
+func jsonStream(chunk []byte) ([]json.RawMessage, bool) {
+	t := bytes.TrimSpace(chunk)
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return nil, false
+	}
+	var values []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(t))
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == io.EOF {
+			return values, len(values) > 0
+		}
+		if err != nil {
+			return nil, false
+		}
+		values = append(values, raw)
+	}
+}
+
+// parseJSON decodes one JSON value and reports duplicate fields.
+func parseJSON(raw []byte) (any, []problem, error) {
+	if probs := jsonDuplicates(raw); len(probs) > 0 {
+		return nil, probs, nil
+	}
+	v, err := decodeGeneric(raw)
+	return v, nil, err
+}
+
+// parseYAML converts one YAML document to a generic JSON value. Duplicate
+// fields are errors; their paths come from a second, ordered parse.
+func parseYAML(chunk []byte) (any, []problem, error) {
+	j, err := yaml.YAMLToJSONStrict(chunk)
+	if err != nil {
+		if _, lerr := yaml.YAMLToJSON(chunk); lerr == nil {
+			var ms yamlv2.MapSlice
+			if yamlv2.Unmarshal(chunk, &ms) == nil {
+				var probs []problem
+				yamlDuplicates(ms, nil, &probs)
+				if len(probs) > 0 {
+					return nil, probs, nil
+				}
+			}
+		}
+		return nil, nil, err
+	}
+	v, err := decodeGeneric(j)
+	return v, nil, err
+}
+
+func decodeGeneric(j []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// yamlDuplicates reports every key that repeats within one YAML mapping.
+func yamlDuplicates(v any, p *field.Path, probs *[]problem) {
+	switch v := v.(type) {
+	case yamlv2.MapSlice:
+		seen := map[string]bool{}
+		for _, it := range v {
+			k := fmt.Sprint(it.Key)
+			if seen[k] {
+				*probs = append(*probs, problem{field: child(p, k).String(), msg: "duplicate field"})
+			}
+			seen[k] = true
+			yamlDuplicates(it.Value, child(p, k), probs)
+		}
+	case []any:
+		for i, e := range v {
+			yamlDuplicates(e, index(p, i), probs)
+		}
+	}
+}
+
+// jsonDuplicates reports every key that repeats within one JSON object.
+func jsonDuplicates(raw []byte) []problem {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var probs []problem
+	var walk func(p *field.Path) error
+	walk = func(p *field.Path) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					probs = append(probs, problem{field: child(p, k).String(), msg: "duplicate field"})
+				}
+				seen[k] = true
+				if err := walk(child(p, k)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := walk(index(p, i)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	if walk(nil) != nil {
+		return nil // syntax errors are reported by the real decode
+	}
+	return probs
+}
+
+// fail records one error about an object.
+func (d *decoder) fail(o Origin, kind, name, fld, msg string) {
+	d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Field: fld, Msg: msg})
+}
+
+func (d *decoder) problems(o Origin, kind, name string, probs []problem) {
+	for _, p := range probs {
+		d.fail(o, kind, name, p.field, p.msg)
+	}
+}
+
+func (d *decoder) fieldErrors(o Origin, kind, name string, errs field.ErrorList) {
+	for _, e := range errs {
+		d.fail(o, kind, name, e.Field, e.ErrorBody())
+	}
+}
+
+// typeMeta reads kind, apiVersion and metadata.name from a generic
+// object; values of the wrong type read as "" and are reported by
+// checkFields.
+func typeMeta(m map[string]any) (kind, apiVersion, name string) {
+	kind, _ = m["kind"].(string)
+	apiVersion, _ = m["apiVersion"].(string)
+	if md, ok := m["metadata"].(map[string]any); ok {
+		name, _ = md["name"].(string)
+	}
+	return kind, apiVersion, name
+}
+
+// document decodes one top-level document: a list or a single object.
+func (d *decoder) document(doc document) {
+	m, ok := doc.value.(map[string]any)
+	if !ok {
+		d.fail(doc.origin, "", "", "", fmt.Sprintf("expected an object, got %s", describe(doc.value)))
+		return
+	}
+	kind, _, _ := typeMeta(m)
+	if elem, ok := listKinds[kind]; ok {
+		d.list(doc, m, kind, elem)
+		return
+	}
+	d.object(doc.origin, doc.raw, m)
+}
+
+// listWrapper is what a List document may hold besides its items.
+type listWrapper struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []json.RawMessage `json:"items"`
+}
+
+// list decodes a List, PodList, ConfigMapList or SecretList. Items of a
+// typed list may omit kind and apiVersion; items of a v1.List need them.
+func (d *decoder) list(doc document, m map[string]any, kind, elem string) {
+	_, apiVersion, _ := typeMeta(m)
+	if !d.checkAPIVersion(doc.origin, kind, "", apiVersion) {
+		return
+	}
+	if probs := checkFields(m, reflect.TypeFor[listWrapper]()); len(probs) > 0 {
+		d.problems(doc.origin, "", "", probs)
+		return
+	}
+	items, _ := m["items"].([]any)
+	for i, item := range items {
+		o := doc.origin
+		o.Item = i + 1
+		im, ok := item.(map[string]any)
+		if !ok {
+			d.fail(o, "", "", "", fmt.Sprintf("expected an object, got %s", describe(item)))
+			continue
+		}
+		if elem != "" {
+			ikind, iapi, iname := typeMeta(im)
+			switch {
+			case ikind == "":
+				im["kind"] = elem
+			case ikind != elem:
+				d.fail(o, ikind, iname, "kind", fmt.Sprintf("Invalid value: %q: a %s holds %s objects", ikind, kind, elem))
+				continue
+			}
+			if iapi == "" {
+				im["apiVersion"] = "v1"
+			}
+		}
+		d.object(o, doc.raw, im)
+	}
+}
+
+// checkAPIVersion reports an apiVersion other than "v1".
+func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion string) bool {
+	p := field.NewPath("apiVersion")
+	switch apiVersion {
+	case "v1":
+		return true
+	case "":
+		d.fieldErrors(o, kind, name, field.ErrorList{field.Required(p, fmt.Sprintf("must be \"v1\" for kind %s", kind))})
+	default:
+		d.fieldErrors(o, kind, name, field.ErrorList{field.NotSupported(p, apiVersion, []string{"v1"})})
+	}
+	return false
+}
+
+// object decodes, defaults and validates one Pod, ConfigMap or Secret.
+func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
+	kind, apiVersion, name := typeMeta(m)
+	var target any
+	switch kind {
+	case "Pod":
+		target = &v1.Pod{}
+	case "ConfigMap":
+		target = &v1.ConfigMap{}
+	case "Secret":
+		target = &v1.Secret{}
+	case "":
+		if _, ok := m["kind"]; ok {
+			d.fail(o, "", name, "kind", fmt.Sprintf("expected string, got %s", describe(m["kind"])))
+		} else {
+			d.fieldErrors(o, "", name, field.ErrorList{field.Required(field.NewPath("kind"), supportedMsg)})
+		}
+		return
+	default:
+		if _, ok := listKinds[kind]; ok {
+			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
+			return
+		}
+		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", kind, supportedMsg))
+		return
+	}
+	if !d.checkAPIVersion(o, kind, name, apiVersion) {
+		return
+	}
+	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
+		d.problems(o, kind, name, probs)
+		return
+	}
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, target)
+	}
+	if err != nil {
+		d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Msg: "decoding", Err: err})
+		return
+	}
+	uid := objectUID(d.src.identity, o, d.opts.NodeName, raw)
+	switch obj := target.(type) {
+	case *v1.Pod:
+		defaultPod(obj, d.opts.NodeName)
+		if errs := validatePod(obj); len(errs) > 0 {
+			d.fieldErrors(o, kind, name, errs)
+			return
+		}
+		if obj.UID == "" {
+			obj.UID = uid
+		}
+		if obj.Annotations == nil {
+			obj.Annotations = map[string]string{}
+		}
+		obj.Annotations[ConfigSourceAnnotationKey] = d.src.config
+		obj.Annotations[ConfigHashAnnotationKey] = string(obj.UID)
+		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o})
+	case *v1.ConfigMap:
+		defaultConfigMap(obj)
+		if errs := validateConfigMap(obj); len(errs) > 0 {
+			d.fieldErrors(o, kind, name, errs)
+			return
+		}
+		if obj.UID == "" {
+			obj.UID = uid
+		}
+		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
+	case *v1.Secret:
+		defaultSecret(obj)
+		if errs := validateSecret(obj); len(errs) > 0 {
+			d.fieldErrors(o, kind, name, errs)
+			return
+		}
+		if obj.UID == "" {
+			obj.UID = uid
+		}
+		d.set.Secrets = append(d.set.Secrets, &Secret{Secret: obj, Origin: o})
+	}
+}

@@ -1,0 +1,28 @@
+// Package sources turns podrun's -f specs into decoded, defaulted and
+// validated API objects: the part of the kubelet's static-pod sources
+// (pkg/kubelet/config) and of the API server's create path that podrun
+// needs, without an API server.
+//
+// A spec is a file, a directory (every regular file whose name does not
+// start with a dot, in lexical order, not recursive), "-" for stdin, or an
+// http:// or https:// URL. Each source may hold several YAML documents
+// (block style or the flow-style "KYAML"), a JSON object or a stream of
+// them, and v1 List, PodList, ConfigMapList and SecretList wrappers.
+// Pods, ConfigMaps and Secrets are accepted; every other kind is an error.
+//
+// Where podrun differs from the kubelet, on purpose:
+//   - every document of a file is read, not only the first, and the same
+//     kinds are accepted from files, stdin and URLs;
+//   - decoding is strict: unknown and duplicate fields are errors with
+//     their full field path, as with kubectl's --validate=strict;
+//   - a bad file in a directory fails the run instead of being skipped;
+//   - a pod keeps the name the user wrote: the static pod's
+//     "-<nodename>" suffix is not added;
+//   - no NoExecute toleration is added to file pods.
+//
+// Each stage has its own file: load.go reads specs, decode.go splits
+// documents and dispatches kinds, strict.go checks fields against the Go
+// types, defaults.go and imageref.go apply API defaulting, validate.go
+// checks what podrun relies on, uid.go computes object UIDs and
+// errors.go renders errors.
+package sources

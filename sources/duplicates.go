@@ -1,0 +1,46 @@
+package sources
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// checkDuplicates reports every Pod, ConfigMap or Secret whose
+// namespace/name was already used by an object of the same kind, naming
+// both origins. (The kubelet drops such pods within one source with a
+// FailedValidation event; podrun fails instead.)
+func checkDuplicates(set *Set) []error {
+	var errs []error
+	type entry struct {
+		kind   string
+		meta   *metav1.ObjectMeta
+		origin Origin
+	}
+	var all []entry
+	for _, p := range set.Pods {
+		all = append(all, entry{"Pod", &p.ObjectMeta, p.Origin})
+	}
+	for _, c := range set.ConfigMaps {
+		all = append(all, entry{"ConfigMap", &c.ObjectMeta, c.Origin})
+	}
+	for _, s := range set.Secrets {
+		all = append(all, entry{"Secret", &s.ObjectMeta, s.Origin})
+	}
+	first := map[string]Origin{}
+	for _, e := range all {
+		key := e.kind + "/" + e.meta.Namespace + "/" + e.meta.Name
+		o, seen := first[key]
+		if !seen {
+			first[key] = e.origin
+			continue
+		}
+		fe := field.Duplicate(field.NewPath("metadata", "name"), e.meta.Name)
+		errs = append(errs, &Error{
+			Origin: e.origin, Kind: e.kind, Name: e.meta.Name, Field: fe.Field,
+			Msg: fmt.Sprintf("%s: %s %s/%s is also defined in %s", fe.ErrorBody(), e.kind, e.meta.Namespace, e.meta.Name, o),
+		})
+	}
+	return errs
+}

@@ -1,0 +1,70 @@
+package sources
+
+import (
+	"io"
+	"net/http"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Options configure Load and Decode.
+type Options struct {
+	// Stdin is read for the spec "-".
+	Stdin io.Reader
+	// HTTPHeaders are sent with every manifest URL request
+	// (--manifest-url-header); values of one key are added in order.
+	HTTPHeaders http.Header
+	// HTTPClient fetches manifest URLs. Nil means a client with a 10 s
+	// timeout, as the kubelet's HTTP source uses.
+	HTTPClient *http.Client
+	// NodeName is the default for spec.nodeName and part of every UID.
+	NodeName string
+}
+
+// Origin identifies where a decoded object came from, for error messages.
+type Origin struct {
+	// Source is the file path, "stdin" for "-", or the URL.
+	Source string
+	// Doc is the 1-based index of the document in the source. Only
+	// non-empty documents are counted: a document holding nothing but
+	// comments or whitespace is skipped and gets no number. Each value of
+	// a JSON stream counts as one document. 0 means the whole source.
+	Doc int
+	// Item is the 1-based index in a List, PodList, ConfigMapList or
+	// SecretList document, 0 when the document is not a list.
+	Item int
+}
+
+// Pod is a decoded, defaulted and validated pod with its UID set.
+type Pod struct {
+	*v1.Pod
+	Origin Origin
+}
+
+// ConfigMap is a decoded, defaulted and validated ConfigMap.
+type ConfigMap struct {
+	*v1.ConfigMap
+	Origin Origin
+}
+
+// Secret is a decoded, defaulted and validated Secret; stringData has been
+// merged into data.
+type Secret struct {
+	*v1.Secret
+	Origin Origin
+}
+
+// Set is everything decoded from the specs, each kind in the order given.
+type Set struct {
+	Pods       []*Pod
+	ConfigMaps []*ConfigMap
+	Secrets    []*Secret
+}
+
+func (s *Set) append(o *Set) {
+	s.Pods = append(s.Pods, o.Pods...)
+	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
+	s.Secrets = append(s.Secrets, o.Secrets...)
+}
+
+func (s *Set) len() int { return len(s.Pods) + len(s.ConfigMaps) + len(s.Secrets) }

@@ -1,0 +1,563 @@
+package sources
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The validation here follows the API server's ValidatePodCreate, with
+// the same field paths and messages, for what podrun relies on. It runs
+// after defaulting, so "required" defaults are always present.
+
+// validateObjectMeta checks name (required: podrun does not generate
+// names), namespace, labels and annotations.
+func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
+	p := field.NewPath("metadata")
+	var errs field.ErrorList
+	if m.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), "podrun does not generate names"))
+	} else {
+		errs = appendMsgs(errs, p.Child("name"), m.Name, validation.IsDNS1123Subdomain(m.Name))
+	}
+	errs = appendMsgs(errs, p.Child("namespace"), m.Namespace, validation.IsDNS1123Label(m.Namespace))
+	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+	return errs
+}
+
+// appendMsgs turns the messages of a validation.Is* check into Invalid
+// errors.
+func appendMsgs(errs field.ErrorList, p *field.Path, value any, msgs []string) field.ErrorList {
+	for _, msg := range msgs {
+		errs = append(errs, field.Invalid(p, value, msg))
+	}
+	return errs
+}
+
+var (
+	restartPolicies       = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
+	dnsPolicies           = []v1.DNSPolicy{v1.DNSClusterFirstWithHostNet, v1.DNSClusterFirst, v1.DNSDefault, v1.DNSNone}
+	pullPolicies          = []v1.PullPolicy{v1.PullAlways, v1.PullNever, v1.PullIfNotPresent}
+	protocols             = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
+	terminationMsgPolicys = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
+	mountPropagations     = []v1.MountPropagationMode{v1.MountPropagationNone, v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional}
+)
+
+// validatePod validates a defaulted pod.
+func validatePod(pod *v1.Pod) field.ErrorList {
+	errs := validateObjectMeta(&pod.ObjectMeta)
+	spec := &pod.Spec
+	sp := field.NewPath("spec")
+
+	vols, verrs := validateVolumes(spec.Volumes, sp.Child("volumes"))
+	errs = append(errs, verrs...)
+
+	names := map[string]bool{}
+	for i := range spec.InitContainers {
+		errs = append(errs, validateContainer(&spec.InitContainers[i], sp.Child("initContainers").Index(i), vols, names, true)...)
+	}
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(sp.Child("containers"), ""))
+	}
+	for i := range spec.Containers {
+		errs = append(errs, validateContainer(&spec.Containers[i], sp.Child("containers").Index(i), vols, names, false)...)
+	}
+	errs = append(errs, validateHostPorts(spec.Containers, sp.Child("containers"))...)
+	if len(spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
+	}
+
+	if !containsString(restartPolicies, spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
+	}
+	if !containsString(dnsPolicies, spec.DNSPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
+	}
+	if spec.DNSPolicy == v1.DNSNone && (spec.DNSConfig == nil || len(spec.DNSConfig.Nameservers) == 0) {
+		errs = append(errs, field.Required(sp.Child("dnsConfig", "nameservers"), "must provide at least one DNS nameserver when dnsPolicy is None"))
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d < 1 {
+		errs = append(errs, field.Invalid(sp.Child("activeDeadlineSeconds"), *d, "must be greater than or equal to 1"))
+	}
+	return errs
+}
+
+// validateVolumes checks volume names and sources and returns the set of
+// declared names.
+func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
+	names := map[string]bool{}
+	for i := range vols {
+		v := &vols[i]
+		vp := p.Index(i)
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(vp.Child("name"), ""))
+		case names[v.Name]:
+			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
+		default:
+			errs = appendMsgs(errs, vp.Child("name"), v.Name, validation.IsDNS1123Label(v.Name))
+		}
+		names[v.Name] = true
+		switch n := volumeSourceCount(&v.VolumeSource); {
+		case n == 0:
+			errs = append(errs, field.Required(vp, "must specify a volume type"))
+		case n > 1:
+			errs = append(errs, field.Forbidden(vp, "may not specify more than 1 volume type"))
+		}
+		if s := v.HostPath; s != nil && s.Path == "" {
+			errs = append(errs, field.Required(vp.Child("hostPath", "path"), ""))
+		}
+		if s := v.ConfigMap; s != nil {
+			errs = append(errs, validateKeyToPaths(s.Items, vp.Child("configMap", "items"))...)
+		}
+		if s := v.Secret; s != nil {
+			errs = append(errs, validateKeyToPaths(s.Items, vp.Child("secret", "items"))...)
+		}
+		if s := v.DownwardAPI; s != nil {
+			for j, it := range s.Items {
+				ip := vp.Child("downwardAPI", "items").Index(j)
+				errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+				if it.FieldRef != nil {
+					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths, ip.Child("fieldRef"))...)
+				}
+			}
+		}
+	}
+	return names, errs
+}
+
+func validateKeyToPaths(items []v1.KeyToPath, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, it := range items {
+		ip := p.Index(i)
+		if it.Key == "" {
+			errs = append(errs, field.Required(ip.Child("key"), ""))
+		}
+		errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+	}
+	return errs
+}
+
+func validateItemPath(s string, p *field.Path) field.ErrorList {
+	if s == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	return validateLocalDescendingPath(s, p)
+}
+
+// validateLocalDescendingPath requires a relative path without "..".
+func validateLocalDescendingPath(s string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if path.IsAbs(s) {
+		errs = append(errs, field.Invalid(p, s, "must be a relative path"))
+	}
+	for _, el := range strings.Split(s, "/") {
+		if el == ".." {
+			errs = append(errs, field.Invalid(p, s, "must not contain '..'"))
+			break
+		}
+	}
+	return errs
+}
+
+// validateContainer validates one init or regular container. names holds
+// the container names seen so far, across init and regular containers.
+func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bool, init bool) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.Name == "":
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	case names[c.Name]:
+		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+	default:
+		errs = appendMsgs(errs, p.Child("name"), c.Name, validation.IsDNS1123Label(c.Name))
+	}
+	names[c.Name] = true
+
+	switch {
+	case strings.TrimSpace(c.Image) == "":
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	case strings.TrimSpace(c.Image) != c.Image:
+		errs = append(errs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
+	}
+	if !containsString(pullPolicies, c.ImagePullPolicy) {
+		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	}
+	if !containsString(terminationMsgPolicys, c.TerminationMessagePolicy) {
+		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys))
+	}
+
+	sidecar := false
+	if rp := c.RestartPolicy; rp != nil {
+		always := []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways}
+		switch {
+		case !init:
+			errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"))
+		case *rp != v1.ContainerRestartPolicyAlways:
+			errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *rp, always))
+		default:
+			sidecar = true
+		}
+	}
+
+	errs = append(errs, validatePorts(c.Ports, p.Child("ports"))...)
+	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
+	for i, ef := range c.EnvFrom {
+		if n := countSet(ef); n != 1 {
+			errs = append(errs, field.Invalid(p.Child("envFrom").Index(i), "", "must specify exactly one of: `configMapRef` or `secretRef`"))
+		}
+	}
+	errs = append(errs, validateVolumeMounts(c.VolumeMounts, vols, p.Child("volumeMounts"))...)
+
+	probes := []struct {
+		name  string
+		probe *v1.Probe
+	}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}, {"startupProbe", c.StartupProbe}}
+	for _, pr := range probes {
+		if pr.probe == nil {
+			continue
+		}
+		pp := p.Child(pr.name)
+		if init && !sidecar {
+			errs = append(errs, field.Forbidden(pp, "may not be set for init containers without restartPolicy=Always"))
+			continue
+		}
+		errs = append(errs, validateProbe(pr.probe, pp)...)
+		if pr.name != "readinessProbe" && pr.probe.SuccessThreshold != 1 {
+			errs = append(errs, field.Invalid(pp.Child("successThreshold"), pr.probe.SuccessThreshold, "must be 1"))
+		}
+	}
+	if lc := c.Lifecycle; lc != nil {
+		if init && !sidecar {
+			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers without restartPolicy=Always"))
+		} else {
+			for _, h := range []struct {
+				name    string
+				handler *v1.LifecycleHandler
+			}{{"postStart", lc.PostStart}, {"preStop", lc.PreStop}} {
+				if h.handler != nil {
+					errs = append(errs, validateHandler(h.handler, p.Child("lifecycle", h.name))...)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func validatePorts(ports []v1.ContainerPort, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := map[string]bool{}
+	for i, port := range ports {
+		pp := p.Index(i)
+		if port.Name != "" {
+			errs = appendMsgs(errs, pp.Child("name"), port.Name, validation.IsValidPortName(port.Name))
+			if names[port.Name] {
+				errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+			}
+			names[port.Name] = true
+		}
+		if port.ContainerPort == 0 {
+			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
+		} else {
+			errs = appendMsgs(errs, pp.Child("containerPort"), port.ContainerPort, validation.IsValidPortNum(int(port.ContainerPort)))
+		}
+		if port.HostPort != 0 {
+			errs = appendMsgs(errs, pp.Child("hostPort"), port.HostPort, validation.IsValidPortNum(int(port.HostPort)))
+		}
+		if !containsString(protocols, port.Protocol) {
+			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, protocols))
+		}
+	}
+	return errs
+}
+
+// validateHostPorts rejects the same hostPort, protocol and hostIP twice
+// among the regular containers.
+func validateHostPorts(cs []v1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, c := range cs {
+		for j, port := range c.Ports {
+			if port.HostPort == 0 {
+				continue
+			}
+			k := fmt.Sprintf("%s/%s/%d", port.HostIP, port.Protocol, port.HostPort)
+			if seen[k] {
+				errs = append(errs, field.Duplicate(p.Index(i).Child("ports").Index(j).Child("hostPort"), fmt.Sprintf("%d/%s", port.HostPort, port.Protocol)))
+			}
+			seen[k] = true
+		}
+	}
+	return errs
+}
+
+// envFieldPaths and volumeFieldPaths are the fieldRef paths the API
+// server accepts for env vars and downwardAPI volume items;
+// metadata.labels['k'] and metadata.annotations['k'] are accepted for
+// both.
+var (
+	envFieldPaths = []string{
+		"metadata.name", "metadata.namespace", "metadata.uid",
+		"spec.nodeName", "spec.serviceAccountName",
+		"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+	}
+	volumeFieldPaths = []string{
+		"metadata.name", "metadata.namespace", "metadata.uid",
+		"metadata.labels", "metadata.annotations",
+	}
+	subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['(.+)'\]$`)
+)
+
+func validateFieldRef(f *v1.ObjectFieldSelector, supported []string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if f.APIVersion != "v1" {
+		errs = append(errs, field.NotSupported(p.Child("apiVersion"), f.APIVersion, []string{"v1"}))
+	}
+	switch {
+	case f.FieldPath == "":
+		errs = append(errs, field.Required(p.Child("fieldPath"), ""))
+	case containsString(supported, f.FieldPath):
+	case subscriptedFieldPath.MatchString(f.FieldPath):
+	default:
+		errs = append(errs, field.NotSupported(p.Child("fieldPath"), f.FieldPath, supported))
+	}
+	return errs
+}
+
+func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, e := range env {
+		ep := p.Index(i)
+		if e.Name == "" {
+			errs = append(errs, field.Required(ep.Child("name"), ""))
+		} else {
+			errs = appendMsgs(errs, ep.Child("name"), e.Name, validation.IsRelaxedEnvVarName(e.Name))
+		}
+		vf := e.ValueFrom
+		if vf == nil {
+			continue
+		}
+		vp := ep.Child("valueFrom")
+		switch n := countSet(*vf); {
+		case n == 0:
+			errs = append(errs, field.Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
+		case n > 1:
+			errs = append(errs, field.Invalid(vp, "", "may not have more than one field specified at a time"))
+		}
+		if e.Value != "" {
+			errs = append(errs, field.Invalid(vp, "", "may not be specified when `value` is not empty"))
+		}
+		if vf.FieldRef != nil {
+			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths, vp.Child("fieldRef"))...)
+		}
+	}
+	return errs
+}
+
+func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	paths := map[string]bool{}
+	for i, m := range mounts {
+		mp := p.Index(i)
+		switch {
+		case m.Name == "":
+			errs = append(errs, field.Required(mp.Child("name"), ""))
+		case !vols[m.Name]:
+			errs = append(errs, field.NotFound(mp.Child("name"), m.Name))
+		}
+		switch {
+		case m.MountPath == "":
+			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
+		case !path.IsAbs(m.MountPath):
+			errs = append(errs, field.Invalid(mp.Child("mountPath"), m.MountPath, "must be an absolute path"))
+		case paths[path.Clean(m.MountPath)]:
+			errs = append(errs, field.Invalid(mp.Child("mountPath"), m.MountPath, "must be unique"))
+		}
+		paths[path.Clean(m.MountPath)] = true
+		if m.SubPath != "" {
+			errs = append(errs, validateLocalDescendingPath(m.SubPath, mp.Child("subPath"))...)
+		}
+		if m.SubPath != "" && m.SubPathExpr != "" {
+			errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		}
+		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations, *mp) {
+			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations))
+		}
+	}
+	return errs
+}
+
+func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	h := pr.ProbeHandler
+	switch n := countSet(h); {
+	case n == 0:
+		errs = append(errs, field.Required(p, "must specify a handler type"))
+	case n > 1:
+		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
+	}
+	if h.HTTPGet != nil {
+		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
+	}
+	if h.TCPSocket != nil {
+		errs = append(errs, validatePortNumOrName(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.GRPC != nil {
+		errs = appendMsgs(errs, p.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))
+	}
+	if h.Exec != nil && len(h.Exec.Command) == 0 {
+		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
+	}
+	for _, f := range []struct {
+		name string
+		v    int32
+	}{
+		{"initialDelaySeconds", pr.InitialDelaySeconds},
+		{"timeoutSeconds", pr.TimeoutSeconds},
+		{"periodSeconds", pr.PeriodSeconds},
+		{"successThreshold", pr.SuccessThreshold},
+		{"failureThreshold", pr.FailureThreshold},
+	} {
+		if f.v < 0 {
+			errs = append(errs, field.Invalid(p.Child(f.name), f.v, "must be greater than or equal to 0"))
+		}
+	}
+	return errs
+}
+
+func validateHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch n := countSet(*h); {
+	case n == 0:
+		errs = append(errs, field.Required(p, "must specify a handler type"))
+	case n > 1:
+		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
+	}
+	if h.HTTPGet != nil {
+		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
+	}
+	if h.Exec != nil && len(h.Exec.Command) == 0 {
+		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
+	}
+	if h.Sleep != nil && h.Sleep.Seconds < 0 {
+		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+func validatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
+	if port.Type == intstr.Int {
+		return appendMsgs(nil, p, port.IntVal, validation.IsValidPortNum(port.IntValue()))
+	}
+	return appendMsgs(nil, p, port.StrVal, validation.IsValidPortName(port.StrVal))
+}
+
+// maxDataSize is the API server's limit on a ConfigMap's or Secret's data.
+const maxDataSize = v1.MaxSecretSize
+
+// validateConfigMap checks metadata, keys and size.
+func validateConfigMap(cm *v1.ConfigMap) field.ErrorList {
+	errs := validateObjectMeta(&cm.ObjectMeta)
+	size := 0
+	for _, k := range sortedMapKeys(cm.Data) {
+		errs = appendMsgs(errs, field.NewPath("data").Key(k), k, validation.IsConfigMapKey(k))
+		size += len(cm.Data[k])
+	}
+	for _, k := range sortedMapKeys(cm.BinaryData) {
+		kp := field.NewPath("binaryData").Key(k)
+		errs = appendMsgs(errs, kp, k, validation.IsConfigMapKey(k))
+		if _, ok := cm.Data[k]; ok {
+			errs = append(errs, field.Invalid(kp, k, "duplicate of key present in data"))
+		}
+		size += len(cm.BinaryData[k])
+	}
+	if size > maxDataSize {
+		errs = append(errs, field.TooLong(field.NewPath(""), "", maxDataSize))
+	}
+	return errs
+}
+
+// validateSecret checks metadata, keys, size and the keys its type
+// requires.
+func validateSecret(s *v1.Secret) field.ErrorList {
+	errs := validateObjectMeta(&s.ObjectMeta)
+	dp := field.NewPath("data")
+	size := 0
+	for _, k := range sortedMapKeys(s.Data) {
+		errs = appendMsgs(errs, dp.Key(k), k, validation.IsConfigMapKey(k))
+		size += len(s.Data[k])
+	}
+	if size > maxDataSize {
+		errs = append(errs, field.TooLong(dp, "", maxDataSize))
+	}
+	requireJSON := func(k string) {
+		b, ok := s.Data[k]
+		switch {
+		case !ok:
+			errs = append(errs, field.Required(dp.Key(k), ""))
+		case !json.Valid(b):
+			errs = append(errs, field.Invalid(dp.Key(k), "<secret contents redacted>", "must be valid JSON"))
+		}
+	}
+	switch s.Type {
+	case v1.SecretTypeDockerConfigJson:
+		requireJSON(v1.DockerConfigJsonKey)
+	case v1.SecretTypeDockercfg:
+		requireJSON(v1.DockerConfigKey)
+	case v1.SecretTypeTLS:
+		for _, k := range []string{v1.TLSCertKey, v1.TLSPrivateKeyKey} {
+			if _, ok := s.Data[k]; !ok {
+				errs = append(errs, field.Required(dp.Key(k), ""))
+			}
+		}
+	}
+	return errs
+}
+
+// countSet counts the non-nil pointer fields of a struct: the handlers of
+// a probe, the sources of an env var, and so on.
+func countSet(v any) int {
+	rv := reflect.ValueOf(v)
+	n := 0
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			n++
+		}
+	}
+	return n
+}
+
+func containsString[T ~string](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
