@@ -371,8 +371,16 @@ wait $!
 EOF
   chmod 755 "$r/docker-entrypoint.sh" "$r/usr/sbin/nginx"
 
+  # Private extra layer: a marker, so the private image has an image ID of
+  # its own (removing it never removes busybox, and tests can tell them apart).
+  r=$out/rootfs-private
+  mkdir -p "$r/etc"
+  echo "podrun testbed private image" >"$r/etc/podrun-private-image"
+
   local PATHENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   "$DIR/bin/mkimage" -out "$out/busybox" -layer "$out/rootfs-base" -env "$PATHENV" -cmd '["sh"]'
+  "$DIR/bin/mkimage" -out "$out/private" -layer "$out/rootfs-base" -layer "$out/rootfs-private" \
+    -env "$PATHENV" -cmd '["sh"]'
   "$DIR/bin/mkimage" -out "$out/idle" -layer "$out/rootfs-base" -layer "$out/rootfs-idle" \
     -env "$PATHENV" -entrypoint '["/bin/idle"]'
   "$DIR/bin/mkimage" -out "$out/nginx" -layer "$out/rootfs-base" -layer "$out/rootfs-nginx" \
@@ -397,22 +405,22 @@ push_images() {
   log "building images"
   build_images "$DIR/images"
   log "pushing images to the mirror ($MIRROR) and the private registry ($PRIVATE)"
-  local line kind repo tags tag jobs=()
-  for line in "${MIRROR_IMAGES[@]}"; do
-    read -r kind repo tags <<<"$line"
-    for tag in $tags; do
-      jobs+=("$kind $MIRROR/$repo:$tag")
-    done
-  done
-  # skopeo skips blobs the registry has, so each copy is mostly a manifest
-  # PUT; four at a time keeps a cold `up` short.
-  printf '%s\n' "${jobs[@]}" | xargs -P4 -L1 sh -c \
-    'skopeo copy --quiet --dest-cert-dir "$0" "oci:$1/$2" "docker://$3"' \
-    "$DIR/tls/skopeo" "$DIR/images" ||
+  # One job per repository, its tags pushed in turn: distribution 2.8's
+  # filesystem storage races when one repository gets concurrent pushes
+  # (HEAD reads a half-written link file: 500 "invalid checksum digest
+  # format"). Repositories go four at a time to keep a cold `up` short;
+  # skopeo skips blobs the registry already has.
+  printf '%s\n' "${MIRROR_IMAGES[@]}" | xargs -P4 -L1 sh -c '
+    certs=$1 images=$2 mirror=$3 kind=$4 repo=$5
+    shift 5
+    for tag in "$@"; do
+      skopeo copy --quiet --retry-times 3 --dest-cert-dir "$certs" \
+        "oci:$images/$kind" "docker://$mirror/$repo:$tag" || exit 255
+    done' sh "$DIR/tls/skopeo" "$DIR/images" "$MIRROR" ||
     die "skopeo copy to the mirror failed"
   skopeo copy --quiet --dest-cert-dir "$DIR/tls/skopeo" \
     --dest-creds "$PRIVATE_USER:$(<"$DIR/registry/private/password")" \
-    "oci:$DIR/images/busybox" "docker://$PRIVATE_IMAGE" ||
+    "oci:$DIR/images/private" "docker://$PRIVATE_IMAGE" ||
     die "skopeo copy to the private registry failed"
   echo "$sum" >"$stamp"
 }
@@ -620,7 +628,7 @@ cmd_up() {
 our_shims() {
   local p args
   for p in /proc/[0-9]*; do
-    args=$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null) || continue
+    args=$(tr '\0' '\n' 2>/dev/null <"$p/cmdline") || continue
     if [[ $args == *containerd-shim* ]] && grep -qxF -- "$SOCK" <<<"$args"; then
       echo "${p#/proc/}"
     fi

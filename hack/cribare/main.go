@@ -13,6 +13,9 @@
 // With -ping it checks that the runtime is ready (RuntimeReady and
 // NetworkReady); hack/testbed.sh up waits on it.
 //
+// With -stop-after D it lets the container run for D, then stops it the same
+// way (idle stand-ins must exit 0 on SIGTERM at once).
+//
 // With -cleanup it stops and removes every pod sandbox the runtime knows
 // (hack/testbed.sh down uses it so no container outlives the testbed).
 //
@@ -40,15 +43,19 @@ import (
 )
 
 var (
-	endpoint = flag.String("endpoint", defaultEndpoint(), "CRI endpoint (unix:///path); defaults to $CONTAINER_RUNTIME_ENDPOINT")
-	image    = flag.String("image", "busybox", "image of the container")
-	n        = flag.Int("n", 1, "pods to run at once")
-	cmdFlag  = flag.String("cmd", "/bin/true", "container command, split on spaces; empty = the image's default")
-	httpPort = flag.Int("http", 0, "if >0: wait for HTTP 200 from podIP:PORT instead of waiting for exit (-cmd defaults to the image's)")
-	timeout  = flag.Duration("timeout", 2*time.Minute, "overall timeout")
-	verbose  = flag.Bool("v", false, "print per-pod IPs and timings")
-	cleanup  = flag.Bool("cleanup", false, "stop and remove every pod sandbox on the runtime, then exit")
-	ping     = flag.Bool("ping", false, "check that the runtime answers Version and Status with RuntimeReady and NetworkReady, then exit")
+	endpoint  = flag.String("endpoint", defaultEndpoint(), "CRI endpoint (unix:///path); defaults to $CONTAINER_RUNTIME_ENDPOINT")
+	image     = flag.String("image", "busybox", "image of the container")
+	n         = flag.Int("n", 1, "pods to run at once")
+	cmdFlag   = flag.String("cmd", "/bin/true", "container command, split on spaces; empty = the image's default")
+	httpPort  = flag.Int("http", 0, "if >0: wait for HTTP 200 from podIP:PORT instead of waiting for exit (-cmd defaults to the image's)")
+	timeout   = flag.Duration("timeout", 2*time.Minute, "overall timeout")
+	verbose   = flag.Bool("v", false, "print per-pod IPs and timings")
+	stopAfter = flag.Duration("stop-after", 0, "if >0: let the container run this long, then StopContainer and require a prompt exit 0 (-cmd defaults to the image's)")
+	shScript  = flag.String("sh", "", "run this shell script (sh -c SCRIPT) instead of -cmd")
+	auth      = flag.String("auth", "", "USER:PASSWORD sent with PullImage (as from an imagePullSecret)")
+	showLogs  = flag.Bool("logs", false, "print each container's log (CRI format) after it exits")
+	cleanup   = flag.Bool("cleanup", false, "stop and remove every pod sandbox on the runtime, then exit")
+	ping      = flag.Bool("ping", false, "check that the runtime answers Version and Status with RuntimeReady and NetworkReady, then exit")
 )
 
 func defaultEndpoint() string {
@@ -67,8 +74,11 @@ func main() {
 		}
 	})
 	var command []string
-	if *httpPort == 0 || cmdSet {
+	if (*httpPort == 0 && *stopAfter == 0) || cmdSet {
 		command = strings.Fields(*cmdFlag)
+	}
+	if *shScript != "" {
+		command = []string{"/bin/sh", "-c", *shScript}
 	}
 	if err := run(command); err != nil {
 		fmt.Fprintln(os.Stderr, "cribare:", err)
@@ -144,7 +154,11 @@ func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtime
 		return "", fmt.Errorf("ImageStatus: %w", err)
 	}
 	if st.Image == nil {
-		if _, err := img.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec}); err != nil {
+		req := &runtimeapi.PullImageRequest{Image: spec}
+		if user, pass, ok := strings.Cut(*auth, ":"); ok {
+			req.Auth = &runtimeapi.AuthConfig{Username: user, Password: pass}
+		}
+		if _, err := img.PullImage(ctx, req); err != nil {
 			return "", fmt.Errorf("PullImage %s: %w", *image, err)
 		}
 	}
@@ -227,6 +241,11 @@ func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtime
 		if err := waitHTTP(ctx, fmt.Sprintf("http://%s:%d/", ip, *httpPort)); err != nil {
 			return ip, err
 		}
+	}
+	if *stopAfter > 0 {
+		time.Sleep(*stopAfter)
+	}
+	if *httpPort > 0 || *stopAfter > 0 {
 		// A graceful stop: the stand-in must exit on SIGTERM well before
 		// the grace period, else StopContainer takes the whole timeout.
 		t0 := time.Now()
@@ -245,6 +264,10 @@ func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtime
 			return ip, fmt.Errorf("ContainerStatus: %w", err)
 		}
 		if s := cs.Status; s.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			if *showLogs {
+				logs, _ := os.ReadFile(filepath.Join(logDir, "c.log"))
+				fmt.Printf("--- pod %d log:\n%s", i, logs)
+			}
 			if s.ExitCode != 0 {
 				logs, _ := os.ReadFile(filepath.Join(logDir, "c.log"))
 				return ip, fmt.Errorf("container exited %d (%s %s); log:\n%s", s.ExitCode, s.Reason, s.Message, logs)
