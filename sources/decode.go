@@ -129,6 +129,13 @@ func (d *decoder) documents(data []byte) []document {
 			d.errs = append(d.errs, &Error{Origin: Origin{Source: d.src.display, Doc: n + 1}, Err: err})
 			return docs
 		}
+		// The reader keeps a separator line that opens the input; drop
+		// it so that the raw bytes (and the UID) do not depend on it.
+		if bytes.HasPrefix(chunk, []byte("---")) {
+			if _, rest, ok := bytes.Cut(chunk, []byte("\n")); ok {
+				chunk = rest
+			}
+		}
 		if values, ok := jsonStream(chunk); ok {
 			for _, raw := range values {
 				v, probs, err := parseJSON(raw)

@@ -1,0 +1,257 @@
+package sources
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidation(t *testing.T) {
+	// Each case is a pod spec (YAML, indented under "spec:") for the pod
+	// "web" and the complete error it must give; "" means valid.
+	tests := []struct {
+		name string
+		spec string
+		want []string
+	}{
+		{
+			name: "valid sidecar with probes and lifecycle",
+			spec: `
+  initContainers:
+  - name: side
+    image: busybox
+    restartPolicy: Always
+    readinessProbe: {tcpSocket: {port: 80}}
+    startupProbe: {grpc: {port: 9000}}
+    lifecycle: {preStop: {sleep: {seconds: 1}}}
+  containers:
+  - {name: app, image: nginx}`,
+		},
+		{
+			name: "no containers",
+			spec: `
+  containers: []`,
+			want: []string{`spec.containers: Required value`},
+		},
+		{
+			name: "duplicate container names across init and regular",
+			spec: `
+  initContainers: [{name: app, image: busybox}]
+  containers:
+  - {name: main, image: nginx}
+  - {name: app, image: nginx}`,
+			want: []string{`spec.containers[1].name: Duplicate value: "app"`},
+		},
+		{
+			name: "bad container name and missing image",
+			spec: `
+  containers: [{name: App_1, image: ""}]`,
+			want: []string{
+				`spec.containers[0].name: Invalid value: "App_1": a lowercase RFC 1123 label must consist of`,
+				`spec.containers[0].image: Required value`,
+			},
+		},
+		{
+			name: "ports",
+			spec: `
+  containers:
+  - name: app
+    image: nginx
+    ports:
+    - {name: http, containerPort: 70000}
+    - {name: http, containerPort: 81, hostPort: -1, protocol: ICMP}
+    - {name: Bad_Name, containerPort: 0}`,
+			want: []string{
+				`spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive`,
+				`spec.containers[0].ports[1].name: Duplicate value: "http"`,
+				`spec.containers[0].ports[1].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive`,
+				`spec.containers[0].ports[1].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP"`,
+				`spec.containers[0].ports[2].name: Invalid value: "Bad_Name": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
+				`spec.containers[0].ports[2].containerPort: Required value`,
+			},
+		},
+		{
+			name: "volumes and mounts",
+			spec: `
+  volumes:
+  - {name: data, emptyDir: {}}
+  - {name: data, emptyDir: {}}
+  - {name: two, emptyDir: {}, hostPath: {path: /tmp}}
+  containers:
+  - name: app
+    image: nginx
+    volumeMounts:
+    - {name: data, mountPath: /data}
+    - {name: data, mountPath: /data/}
+    - {name: nope, mountPath: relative}
+    - {name: data, mountPath: /x, subPath: ../etc}
+    - {name: data, mountPath: /y, subPath: /abs}`,
+			want: []string{
+				`spec.volumes[1].name: Duplicate value: "data"`,
+				`spec.volumes[2]: Forbidden: may not specify more than 1 volume type`,
+				`spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/data/": must be unique`,
+				`spec.containers[0].volumeMounts[2].name: Not found: "nope"`,
+				`spec.containers[0].volumeMounts[2].mountPath: Invalid value: "relative": must be an absolute path`,
+				`spec.containers[0].volumeMounts[3].subPath: Invalid value: "../etc": must not contain '..'`,
+				`spec.containers[0].volumeMounts[4].subPath: Invalid value: "/abs": must be a relative path`,
+			},
+		},
+		{
+			name: "policies",
+			spec: `
+  restartPolicy: Sometimes
+  dnsPolicy: None
+  terminationGracePeriodSeconds: -1
+  initContainers:
+  - {name: init, image: busybox, restartPolicy: Never}
+  containers:
+  - {name: app, image: nginx, imagePullPolicy: Sometimes, restartPolicy: Always}`,
+			want: []string{
+				`spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"`,
+				`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"`,
+				`spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers`,
+				`spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
+				`spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when dnsPolicy is None`,
+				`spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0`,
+			},
+		},
+		{
+			name: "probes",
+			spec: `
+  initContainers:
+  - {name: init, image: busybox, livenessProbe: {exec: {command: ["true"]}}, lifecycle: {postStart: {exec: {command: ["true"]}}}}
+  containers:
+  - name: app
+    image: nginx
+    livenessProbe: {exec: {command: ["true"]}, httpGet: {port: 80}, successThreshold: 2}
+    readinessProbe: {periodSeconds: 3}
+    startupProbe: {httpGet: {port: http-web-svc-too-long}}
+    lifecycle: {preStop: {}}`,
+			want: []string{
+				`spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
+				`spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always`,
+				`spec.containers[0].livenessProbe: Forbidden: may not specify more than 1 handler type`,
+				`spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1`,
+				`spec.containers[0].readinessProbe: Required value: must specify a handler type`,
+				`spec.containers[0].startupProbe.httpGet.port: Invalid value: "http-web-svc-too-long": must be no more than 15 characters`,
+				`spec.containers[0].lifecycle.preStop: Required value: must specify a handler type`,
+			},
+		},
+		{
+			name: "env",
+			spec: `
+  containers:
+  - name: app
+    image: nginx
+    env:
+    - {name: ""}
+    - {name: "A=B"}
+    - {name: C, valueFrom: {}}
+    - {name: D, value: x, valueFrom: {fieldRef: {fieldPath: spec.nodeName}, secretKeyRef: {name: s, key: k}}}
+    - {name: E, valueFrom: {fieldRef: {fieldPath: spec.hostname}}}
+    - {name: F, valueFrom: {fieldRef: {fieldPath: "metadata.labels['app']"}}}`,
+			want: []string{
+				`spec.containers[0].env[0].name: Required value`,
+				`spec.containers[0].env[1].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+				"spec.containers[0].env[2].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
+				`spec.containers[0].env[3].valueFrom: Invalid value: "": may not have more than one field specified at a time`,
+				"spec.containers[0].env[3].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
+				`spec.containers[0].env[4].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.hostname": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`,
+			},
+		},
+		{
+			name: "ephemeral containers",
+			spec: `
+  containers: [{name: app, image: nginx}]
+  ephemeralContainers: [{name: debug, image: busybox}]`,
+			want: []string{`spec.ephemeralContainers: Forbidden: cannot be set on create`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:" + tt.spec + "\n"
+			_, err := Decode("pod.yaml", []byte(data), Options{})
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, `pod.yaml: document 1 (Pod "web"): `+w)
+			}
+			switch {
+			case err == nil && len(want) > 0:
+				t.Errorf("no error, want:\n%s", strings.Join(want, "\n"))
+			case err != nil && !linesMatch(err.Error(), want, true):
+				t.Errorf("error:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+func TestValidateMetadataAndData(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       []string
+		prefix     bool // want holds line prefixes: apimachinery's messages vary
+	}{
+		{
+			name: "pod without name",
+			data: "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\nspec: {containers: [{name: a, image: x}]}\n",
+			want: []string{`p.yaml: document 1: metadata.name: Required value: podrun does not generate names`},
+		},
+		{
+			name: "bad name, namespace, label and annotation",
+			data: "apiVersion: v1\nkind: Pod\nmetadata: {name: Web, namespace: a.b, labels: {'a/b/c': x}, annotations: {'-x': v}}\nspec: {containers: [{name: a, image: x}]}\n",
+			want: []string{
+				`p.yaml: document 1 (Pod "Web"): metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain must consist of`,
+				`p.yaml: document 1 (Pod "Web"): metadata.namespace: Invalid value: "a.b": `,
+				`p.yaml: document 1 (Pod "Web"): metadata.labels: Invalid value: "a/b/c": `,
+				`p.yaml: document 1 (Pod "Web"): metadata.annotations: Invalid value: "-x": `,
+			},
+			prefix: true,
+		},
+		{
+			name: "configmap keys",
+			data: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: x, 'b/c': z}\nbinaryData: {a: eA==}\n",
+			want: []string{
+				`p.yaml: document 1 (ConfigMap "c"): data[b/c]: Invalid value: "b/c": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+				`p.yaml: document 1 (ConfigMap "c"): binaryData[a]: Invalid value: "a": duplicate of key present in data`,
+			},
+		},
+		{
+			name: "secret keys and type",
+			data: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/dockerconfigjson\nstringData: {'a b': x}\n",
+			want: []string{
+				`p.yaml: document 1 (Secret "s"): data[a b]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+				`p.yaml: document 1 (Secret "s"): data[.dockerconfigjson]: Required value`,
+			},
+		},
+		{
+			name: "duplicate objects name both origins",
+			data: podYAML + "---\n" + podYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+			want: []string{`p.yaml: document 2 (Pod "web"): metadata.name: Duplicate value: "web": Pod default/web is also defined in p.yaml: document 1`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode("p.yaml", []byte(tt.data), Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !linesMatch(err.Error(), tt.want, tt.prefix) {
+				t.Errorf("error:\n%s\nwant:\n%s", err, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// linesMatch reports whether got has one line per want, each equal to it
+// or, with prefix, starting with it.
+func linesMatch(got string, want []string, prefix bool) bool {
+	lines := strings.Split(got, "\n")
+	if len(lines) != len(want) {
+		return false
+	}
+	for i, l := range lines {
+		if l != want[i] && !(prefix && strings.HasPrefix(l, want[i])) {
+			return false
+		}
+	}
+	return true
+}
