@@ -577,14 +577,46 @@ disabled_plugins = [
 EOF
 }
 
+# sweep_leftovers [results]: what killed shims leave in the two host paths
+# containerd 1.6 uses (see Caveats), for our IDs only. A shim's socket is
+# /run/containerd/s/sha256(SOCK/k8s.io/SANDBOX_ID) (CRI runs a pod's
+# containers in its sandbox's shim); removed unless something listens on
+# it. With "results" (no pod alive), also libcni's cached results, named
+# "<network>-<ID>-<ifname>".
+sweep_leftovers() {
+  local id sum listening
+  listening=$(ss -xlnH 2>/dev/null | awk '{print $5}')
+  for id in $(ls "$DIR/state/io.containerd.runtime.v2.task/k8s.io" \
+    "$DIR/root/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null | grep -E '^[0-9a-f]{64}$' | sort -u); do
+    sum=$(printf '%s' "$SOCK/k8s.io/$id" | sha256sum | cut -d' ' -f1)
+    if [[ -S /run/containerd/s/$sum ]] && ! grep -qxF "/run/containerd/s/$sum" <<<"$listening"; then
+      rm -f "/run/containerd/s/$sum"
+    fi
+    if [[ ${1:-} == results ]]; then
+      rm -f /var/lib/cni/results/podrun-testbed-"$id"-* /var/lib/cni/results/cni-loopback-"$id"-*
+    fi
+  done
+}
+
 start_containerd() {
   # Remember whether the host had these dirs, so `down` removes only what
   # containerd 1.6 created (see Caveats at the top).
   [[ -e /run/containerd || -e $DIR/run/created-run-containerd ]] || touch "$DIR/run/created-run-containerd"
   [[ -e /var/lib/cni || -e $DIR/run/created-var-lib-cni ]] || touch "$DIR/run/created-var-lib-cni"
+  local fresh=
+  if ! alive "$DIR/run/containerd.pid" /usr/bin/containerd; then
+    fresh=1
+    sweep_leftovers
+  fi
   start_daemon containerd /usr/bin/containerd "$DIR/containerd.toml" --config "$DIR/containerd.toml"
   wait_for containerd 30 cri_answers ||
     die "containerd's CRI does not answer on $ENDPOINT; see $DIR/log/containerd.log"
+  # Sandboxes whose processes died with a killed testbed come back NOTREADY
+  # after a restart; remove them, as a kubelet's GC would.
+  if [[ -n $fresh ]]; then
+    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -notready -timeout 60s ||
+      log "warning: removing stale sandboxes failed"
+  fi
 }
 
 write_env() {
@@ -674,6 +706,7 @@ cmd_down() {
   if ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link delete "$BRIDGE" || log "warning: cannot delete bridge $BRIDGE"
   fi
+  sweep_leftovers results
   if [[ -e $DIR/run/created-run-containerd ]]; then
     rmdir /run/containerd/s /run/containerd 2>/dev/null || true
     [[ -e /run/containerd ]] || rm -f "$DIR/run/created-run-containerd"

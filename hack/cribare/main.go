@@ -55,6 +55,7 @@ var (
 	auth      = flag.String("auth", "", "USER:PASSWORD sent with PullImage (as from an imagePullSecret)")
 	showLogs  = flag.Bool("logs", false, "print each container's log (CRI format) after it exits")
 	cleanup   = flag.Bool("cleanup", false, "stop and remove every pod sandbox on the runtime, then exit")
+	notReady  = flag.Bool("notready", false, "with -cleanup: only sandboxes that are not ready (their processes are gone)")
 	ping      = flag.Bool("ping", false, "check that the runtime answers Version and Status with RuntimeReady and NetworkReady, then exit")
 )
 
@@ -316,6 +317,9 @@ func cleanAll(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
 	}
 	var errs []error
 	for _, sb := range list.Items {
+		if *notReady && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
 		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
 			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %w", sb.Id, err))
 			continue
