@@ -78,51 +78,65 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
 	}
-	conn, err := grpc.NewClient("unix://"+path,
+	c := &Client{endpoint: endpoint, callTimeout: CallTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	if err := probe(ctx, endpoint, path, min(DialTimeout, c.callTimeout)); err != nil {
+		return nil, err
+	}
+	conn, err := newConn(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
+	}
+	c.conn = conn
+	c.runtime = runtimeapi.NewRuntimeServiceClient(conn)
+	c.images = runtimeapi.NewImageServiceClient(conn)
+	return c, nil
+}
+
+// probe checks that the runtime at path answers Version with CRI v1. It
+// uses its own connection without retries or waiting, so an endpoint with
+// nothing (or no CRI) behind it fails now and DialFirst can move on.
+func probe(ctx context.Context, endpoint, path string, timeout time.Duration) error {
+	conn, err := newConn(path, false)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", endpoint, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion})
+	if err != nil {
+		return wrap(err, "checking CRI v1 at %s", endpoint)
+	}
+	if v.GetRuntimeApiVersion() != apiVersion {
+		return fmt.Errorf("checking CRI v1 at %s: runtime %s %s speaks CRI %q",
+			endpoint, v.GetRuntimeName(), v.GetRuntimeVersion(), v.GetRuntimeApiVersion())
+	}
+	return nil
+}
+
+// newConn makes a gRPC connection to the socket at path. It connects
+// lazily, on the first call. retries turns on serviceConfig's retries.
+func newConn(path string, retries bool) (*grpc.ClientConn, error) {
+	bo := backoff.DefaultConfig
+	bo.BaseDelay = 100 * time.Millisecond
+	bo.MaxDelay = reconnectMaxDelay
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMsgSize),
 			grpc.MaxCallSendMsgSize(maxMsgSize),
 		),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff: func() backoff.Config {
-				b := backoff.DefaultConfig
-				b.BaseDelay = 100 * time.Millisecond
-				b.MaxDelay = reconnectMaxDelay
-				return b
-			}(),
-			MinConnectTimeout: DialTimeout,
-		}),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo, MinConnectTimeout: DialTimeout}),
 	}
-	c := &Client{
-		endpoint:    endpoint,
-		conn:        conn,
-		runtime:     runtimeapi.NewRuntimeServiceClient(conn),
-		images:      runtimeapi.NewImageServiceClient(conn),
-		callTimeout: CallTimeout,
+	if retries {
+		opts = append(opts, grpc.WithDefaultServiceConfig(serviceConfig))
+	} else {
+		opts = append(opts, grpc.WithDisableRetry())
 	}
-	for _, o := range opts {
-		o(c)
-	}
-
-	// Not WaitForReady: an endpoint with nothing behind it must fail now,
-	// not after the timeout, so that DialFirst can try the next one.
-	vctx, cancel := context.WithTimeout(ctx, min(DialTimeout, c.callTimeout))
-	defer cancel()
-	v, err := c.runtime.Version(vctx, &runtimeapi.VersionRequest{Version: apiVersion})
-	if err != nil {
-		conn.Close()
-		return nil, wrap(err, "checking CRI v1 at %s", endpoint)
-	}
-	if v.GetRuntimeApiVersion() != apiVersion {
-		conn.Close()
-		return nil, fmt.Errorf("checking CRI v1 at %s: runtime %s %s speaks CRI %q",
-			endpoint, v.GetRuntimeName(), v.GetRuntimeVersion(), v.GetRuntimeApiVersion())
-	}
-	return c, nil
+	return grpc.NewClient("unix://"+path, opts...)
 }
 
 // DialFirst tries each endpoint in order (DefaultEndpoints when endpoints is
@@ -195,6 +209,36 @@ const apiVersion = "v1"
 func (c *Client) callCtx(ctx context.Context, extra time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.callTimeout+extra)
 }
+
+// serviceConfig retries idempotent calls that fail with Unavailable: a call
+// sent on a connection just as the runtime went down fails that way even
+// with WaitForReady, since the connection looked alive when the call left.
+// The retry then waits for the new connection. Calls that must not run twice
+// (RunPodSandbox, CreateContainer, StartContainer, ExecSync) are not
+// retried: the runtime may have done them before it went down.
+const serviceConfig = `{"methodConfig": [{
+	"name": [
+		{"service": "runtime.v1.RuntimeService", "method": "Version"},
+		{"service": "runtime.v1.RuntimeService", "method": "Status"},
+		{"service": "runtime.v1.RuntimeService", "method": "StopPodSandbox"},
+		{"service": "runtime.v1.RuntimeService", "method": "RemovePodSandbox"},
+		{"service": "runtime.v1.RuntimeService", "method": "PodSandboxStatus"},
+		{"service": "runtime.v1.RuntimeService", "method": "ListPodSandbox"},
+		{"service": "runtime.v1.RuntimeService", "method": "StopContainer"},
+		{"service": "runtime.v1.RuntimeService", "method": "RemoveContainer"},
+		{"service": "runtime.v1.RuntimeService", "method": "ListContainers"},
+		{"service": "runtime.v1.RuntimeService", "method": "ContainerStatus"},
+		{"service": "runtime.v1.RuntimeService", "method": "GetContainerEvents"},
+		{"service": "runtime.v1.ImageService"}
+	],
+	"retryPolicy": {
+		"maxAttempts": 5,
+		"initialBackoff": "0.1s",
+		"maxBackoff": "1s",
+		"backoffMultiplier": 2,
+		"retryableStatusCodes": ["UNAVAILABLE"]
+	}
+}]}`
 
 // waitForReady makes an RPC wait, within its deadline, for a connection
 // that is down (the runtime restarting) instead of failing at once.
