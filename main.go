@@ -1,0 +1,451 @@
+// Command podrun runs Kubernetes Pod manifests once on the node's own CRI
+// runtime, with the kubelet's semantics and no API server:
+//
+//	podrun -f pod.yaml
+//
+// main.go only wires the command line; the work is in sources (manifests),
+// cri (the runtime client) and runner (the pipeline).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/sources"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// exitError carries an exit status out of an action.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func podrunError(err error) error { return &exitError{code: runner.ExitPodrunError, err: err} }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "podrun: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "podrun: %v\n", err)
+	return runner.ExitPodrunError
+}
+
+// Flags shared by every command that talks to the runtime.
+func runtimeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "runtime-endpoint", Aliases: []string{"r"}, EnvVars: []string{"CONTAINER_RUNTIME_ENDPOINT"},
+			Usage: "CRI endpoint (unix:///path or /path); default: the first that answers of " + strings.Join(cri.DefaultEndpoints, ", ")},
+		&cli.StringFlag{Name: "root-dir", Value: "/var/lib/podrun",
+			Usage: "podrun's state and per-pod data dirs (<root-dir>/pods/<uid>); pod logs go under <root-dir>/logs unless --pod-logs-dir is set"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print podrun's own progress lines on stderr"},
+	}
+}
+
+func runFlags() []cli.Flag {
+	host, _ := os.Hostname()
+	return append(runtimeFlags(),
+		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"},
+			Usage: "manifest source, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
+		&cli.StringSliceFlag{Name: "manifest-url-header",
+			Usage: "'Name:value' header sent with manifest URL requests, repeatable"},
+		&cli.StringFlag{Name: "pod-logs-dir",
+			Usage: "directory for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
+		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto),
+			Usage: "what to wait for: complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",
+			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr"},
+		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
+		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
+		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local"},
+	)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	runCmd := func(c *cli.Context) error { return runAction(c, stdin, stdout, stderr) }
+	app := &cli.App{
+		Name:      "podrun",
+		Usage:     "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
+		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | version",
+		Description: "Exit status: 0 when every pod reached the wait condition; the exit code of the first failed\n" +
+			"container (spec order, init containers first) when a pod failed; 124 when --timeout expired;\n" +
+			"125 when podrun could not run the pods; 130/143 after SIGINT/SIGTERM, once torn down.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Reader:          stdin,
+		Flags:           runFlags(),
+		Action:          runCmd,
+		HideHelpCommand: true,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return podrunError(fmt.Errorf("%w (see podrun --help)", err))
+		},
+		Commands: []*cli.Command{
+			{
+				Name: "run", Usage: "run pods from manifests until they complete or are ready, then tear them down",
+				UsageText: "podrun run [flags] -f SOURCE...", Flags: runFlags(), Action: runCmd,
+				OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
+			},
+			{
+				Name: "ps", Usage: "list the pods podrun runs on this node",
+				Flags: append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json or yaml"}),
+				Action: func(c *cli.Context) error { return psAction(c, stdout) },
+			},
+			{
+				Name: "down", Usage: "tear podrun pods down fully: containers, sandboxes, data and log dirs",
+				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID)",
+				Flags:     append(runtimeFlags(), &cli.BoolFlag{Name: "all", Usage: "every podrun pod on this node"}),
+				Action:    func(c *cli.Context) error { return downAction(c, stderr) },
+			},
+			{
+				Name: "version", Usage: "print podrun's version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(stdout, "podrun %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+					return nil
+				},
+			},
+		},
+	}
+	return app
+}
+
+// signals cancels the returned context on the first SIGINT or SIGTERM and
+// closes force on the second. code reports 130 or 143 once signalled.
+func signals() (ctx context.Context, force <-chan struct{}, code func() int, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	forceCh := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var got int
+	done := make(chan struct{})
+	sigSeen := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-ch:
+				n++
+				if n == 1 {
+					got = runner.ExitSIGINT
+					if s == syscall.SIGTERM {
+						got = runner.ExitSIGTERM
+					}
+					close(sigSeen)
+					cancel()
+				} else if n == 2 {
+					close(forceCh)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	code = func() int {
+		select {
+		case <-sigSeen:
+			return got
+		default:
+			return 0
+		}
+	}
+	return ctx, forceCh, code, func() { signal.Stop(ch); close(done); cancel() }
+}
+
+func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	if c.NArg() > 0 {
+		return podrunError(fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", c.Args().First()))
+	}
+	specs := c.StringSlice("filename")
+	if len(specs) == 0 {
+		return podrunError(errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)"))
+	}
+	wait, err := runner.ParseWaitMode(c.String("wait"))
+	if err != nil {
+		return podrunError(err)
+	}
+	output := c.String("output")
+	switch output {
+	case "text", "json", "yaml":
+	default:
+		return podrunError(fmt.Errorf("invalid --output %q: want text, json or yaml", output))
+	}
+	headers, err := parseHeaders(c.StringSlice("manifest-url-header"))
+	if err != nil {
+		return podrunError(err)
+	}
+	nodeName := strings.ToLower(c.String("node-name"))
+	if nodeName == "" {
+		return podrunError(errors.New("--node-name is empty and the host name is unknown"))
+	}
+
+	ctx, force, sigCode, stopSignals := signals()
+	defer stopSignals()
+
+	// 1. Read every manifest before touching the runtime: bad input creates nothing.
+	set, err := sources.Load(ctx, specs, sources.Options{Stdin: stdin, HTTPHeaders: headers, NodeName: nodeName})
+	if err != nil {
+		return podrunError(err)
+	}
+	if len(set.Pods) == 0 {
+		return podrunError(fmt.Errorf("no pod in %s", strings.Join(specs, ", ")))
+	}
+	pods := make([]*v1.Pod, len(set.Pods))
+	needNetwork := false
+	for i, p := range set.Pods {
+		pods[i] = p.Pod
+		needNetwork = needNetwork || !p.Spec.HostNetwork
+	}
+
+	// 2. Connect to the runtime and check it is ready.
+	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	if err != nil {
+		return podrunError(err)
+	}
+	defer rt.Close()
+	ver, err := rt.Version(ctx)
+	if err != nil {
+		return podrunError(err)
+	}
+	if err := rt.CheckReady(ctx, needNetwork); err != nil {
+		return podrunError(err)
+	}
+
+	// 3. Run.
+	var progress io.Writer = stderr
+	if c.Bool("quiet") {
+		progress = nil
+	}
+	ctrOut := stdout
+	if output != "text" {
+		ctrOut = stderr
+	}
+	res, err := runner.Run(ctx, rt, pods, runner.Options{
+		RootDir:       c.String("root-dir"),
+		PodLogsDir:    c.String("pod-logs-dir"),
+		NodeName:      nodeName,
+		HostIP:        hostIP(),
+		Wait:          wait,
+		Timeout:       c.Duration("timeout"),
+		Detach:        c.Bool("detach"),
+		Stdout:        ctrOut,
+		Stderr:        stderr,
+		Progress:      progress,
+		RuntimeName:   ver.RuntimeName,
+		ClusterDNS:    c.StringSlice("cluster-dns"),
+		ClusterDomain: c.String("cluster-domain"),
+		Force:         force,
+	})
+	if err != nil {
+		return podrunError(err)
+	}
+
+	// 4. Report.
+	for _, p := range res.Pods {
+		if progress != nil {
+			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.OutcomeString(), p.Status.Phase)
+		}
+	}
+	if output != "text" {
+		if err := printPods(stdout, output, res.Pods); err != nil {
+			return podrunError(err)
+		}
+	}
+	code := res.ExitCode(sigCode())
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: res.Err()}
+}
+
+func dial(ctx context.Context, endpoint string) (*cri.Client, error) {
+	if endpoint != "" {
+		return cri.Dial(ctx, endpoint)
+	}
+	return cri.DialFirst(ctx, cri.DefaultEndpoints)
+}
+
+// parseHeaders parses repeatable 'Name:value' flags; values of one name are
+// added in order, as the kubelet's --manifest-url-header does.
+func parseHeaders(vals []string) (http.Header, error) {
+	h := http.Header{}
+	for _, v := range vals {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("invalid --manifest-url-header %q: want 'Name:value'", v)
+		}
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// printPods prints the final pods as a v1.Pod, or a v1.List for several.
+func printPods(w io.Writer, format string, results []runner.PodResult) error {
+	var obj any
+	pods := make([]*v1.Pod, len(results))
+	for i, r := range results {
+		p := r.Pod.DeepCopy()
+		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+		p.Status = r.Status
+		pods[i] = p
+	}
+	if len(pods) == 1 {
+		obj = pods[0]
+	} else {
+		list := &v1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
+		for _, p := range pods {
+			list.Items = append(list.Items, k8sruntime.RawExtension{Object: p})
+		}
+		obj = list
+	}
+	b, err := json.MarshalIndent(obj, "", "    ")
+	if err != nil {
+		return err
+	}
+	if format == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+	} else {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// hostIP is the node's address for status.hostIP: the first IPv4 address
+// of the interface that carries the default route, if any.
+func hostIP() string {
+	f, err := os.Open("/proc/net/route")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 2 && fields[1] == "00000000" {
+			ifc, err := net.InterfaceByName(fields[0])
+			if err != nil {
+				return ""
+			}
+			addrs, _ := ifc.Addrs()
+			for _, a := range addrs {
+				if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+					return ipn.IP.String()
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func psAction(c *cli.Context, stdout io.Writer) error {
+	ctx, _, _, stop := signals()
+	defer stop()
+	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	if err != nil {
+		return podrunError(err)
+	}
+	defer rt.Close()
+	pods, err := runner.List(ctx, rt)
+	if err != nil {
+		return podrunError(err)
+	}
+	switch c.String("output") {
+	case "json", "yaml":
+		b, err := json.MarshalIndent(pods, "", "    ")
+		if err != nil {
+			return podrunError(err)
+		}
+		if c.String("output") == "yaml" {
+			b, _ = yaml.JSONToYAML(b)
+		} else {
+			b = append(b, '\n')
+		}
+		stdout.Write(b)
+	case "table":
+		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAMESPACE\tNAME\tUID\tSTATE\tATTEMPT\tOWNER\tAGE")
+		for _, p := range pods {
+			owner := fmt.Sprintf("pid %d", p.PID)
+			switch {
+			case p.Detached:
+				owner = "detached"
+			case p.Orphaned:
+				owner = fmt.Sprintf("pid %d (gone)", p.PID)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Namespace, p.Name, p.UID, p.State, p.Attempt, owner,
+				time.Since(p.Created).Round(time.Second))
+		}
+		tw.Flush()
+	default:
+		return podrunError(fmt.Errorf("invalid --output %q: want table, json or yaml", c.String("output")))
+	}
+	return nil
+}
+
+func downAction(c *cli.Context, stderr io.Writer) error {
+	if c.NArg() == 0 && !c.Bool("all") {
+		return podrunError(errors.New("name the pods to tear down (NAME, NAMESPACE/NAME or UID) or use --all"))
+	}
+	ctx, _, _, stop := signals()
+	defer stop()
+	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	if err != nil {
+		return podrunError(err)
+	}
+	defer rt.Close()
+	progress := func(format string, args ...any) {
+		if !c.Bool("quiet") {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		}
+	}
+	if err := runner.Down(ctx, rt, c.Args().Slice(), c.Bool("all"), progress); err != nil {
+		return podrunError(err)
+	}
+	return nil
+}

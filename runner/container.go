@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"path/filepath"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// configError is a container config problem the kubelet reports as
+// CreateContainerConfigError.
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return e.msg }
+
+// containerInput is everything containerConfig decides from.
+type containerInput struct {
+	Pod          *v1.Pod
+	Container    *v1.Container
+	RestartCount int
+	ImageRef     string // the image as the runtime resolved it
+	Owner        Owner
+}
+
+// containerConfig is the CRI ContainerConfig of one container instance
+// (kubelet generateContainerConfig): image, command and args with $(VAR)
+// expansion, environment, working dir, log path, TTY and stdin, labels and
+// annotations, and the Linux namespace options.
+func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
+	pod, c := in.Pod, in.Container
+	env, err := containerEnv(c)
+	if err != nil {
+		return nil, err
+	}
+	envMap := map[string]string{}
+	for _, e := range env {
+		envMap[e.Key] = string(e.Value)
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(in.RestartCount)},
+		Image:       &runtimeapi.ImageSpec{Image: in.ImageRef, UserSpecifiedImage: c.Image},
+		Command:     expandAll(c.Command, envMap),
+		Args:        expandAll(c.Args, envMap),
+		WorkingDir:  c.WorkingDir,
+		Envs:        env,
+		LogPath:     filepath.Join(c.Name, strconv.Itoa(in.RestartCount)+".log"),
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		Tty:         c.TTY,
+		Labels:      containerLabels(pod, c, in.Owner),
+		Annotations: containerAnnotations(pod, c, in.RestartCount),
+		Linux: &runtimeapi.LinuxContainerConfig{
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
+				NamespaceOptions: namespaceOptions(pod),
+			},
+		},
+	}
+	return cfg, nil
+}
+
+// containerEnv resolves env in order; later values win. Values are expanded
+// against the variables defined before them.
+func containerEnv(c *v1.Container) ([]*runtimeapi.KeyValue, error) {
+	vals := map[string]string{}
+	var order []string
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			return nil, &configError{fmt.Sprintf("container %q: env %q: valueFrom is not supported by this podrun version", c.Name, e.Name)}
+		}
+		if _, ok := vals[e.Name]; !ok {
+			order = append(order, e.Name)
+		}
+		vals[e.Name] = expand(e.Value, vals)
+	}
+	if len(c.EnvFrom) > 0 {
+		return nil, &configError{fmt.Sprintf("container %q: envFrom is not supported by this podrun version", c.Name)}
+	}
+	out := make([]*runtimeapi.KeyValue, 0, len(order))
+	for _, k := range order {
+		out = append(out, &runtimeapi.KeyValue{Key: k, Value: []byte(vals[k])})
+	}
+	return out, nil
+}
+
+func containerLabels(pod *v1.Pod, c *v1.Container, o Owner) map[string]string {
+	l := podLabels(pod)
+	l[labelContainerName] = c.Name
+	maps.Copy(l, o.labels())
+	return l
+}
+
+func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[string]string {
+	a := map[string]string{
+		annotationRestartCount:             strconv.Itoa(restartCount),
+		annotationTerminationMessagePath:   c.TerminationMessagePath,
+		annotationTerminationMessagePolicy: string(c.TerminationMessagePolicy),
+		"io.kubernetes.container.hash":     containerHash(c),
+	}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		a[annotationPodTerminationGracePeriod] = strconv.FormatInt(*g, 10)
+	}
+	if len(c.Ports) > 0 {
+		if b, err := json.Marshal(c.Ports); err == nil {
+			a[annotationContainerPorts] = string(b)
+		}
+	}
+	return a
+}
+
+// containerHash covers the container's name and image, like the kubelet's HashContainer.
+func containerHash(c *v1.Container) string {
+	h := fnv.New32a()
+	h.Write([]byte(c.Name + "\x00" + c.Image))
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
+// expand replaces $(VAR) references with their values (the kubelet's
+// third_party/forked/golang/expansion): an unresolved reference stays as
+// written, "$$" is an escaped "$", and a "$" followed by anything else, or
+// an unclosed "$(", is kept.
+func expand(s string, vals map[string]string) string {
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			out = append(out, s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			out = append(out, '$')
+			i++
+		case '(':
+			end := -1
+			for j := i + 2; j < len(s); j++ {
+				if s[j] == ')' {
+					end = j
+					break
+				}
+			}
+			if end < 0 {
+				out = append(out, s[i:]...)
+				return string(out)
+			}
+			name := s[i+2 : end]
+			if v, ok := vals[name]; ok && name != "" {
+				out = append(out, v...)
+			} else {
+				out = append(out, s[i:end+1]...)
+			}
+			i = end
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}
+
+func expandAll(in []string, vals map[string]string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expand(s, vals)
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ownerFile sits in every pod data dir and says which podrun owns it, so
+// that a later run can reclaim a dir whose owner died.
+const ownerFile = "podrun-owner.json"
+
+// podDir is the pod's data dir: <root>/pods/<uid>.
+func podDir(root, uid string) string { return filepath.Join(root, "pods", uid) }
+
+// defaultLogDir is where pod logs go without --pod-logs-dir.
+func defaultLogDir(root string) string { return filepath.Join(root, "logs") }
+
+// podLogDir is the pod's log directory, named as the kubelet names it.
+func podLogDir(logsRoot, namespace, name, uid string) string {
+	return filepath.Join(logsRoot, namespace+"_"+name+"_"+uid)
+}
+
+type ownerRecord struct {
+	Owner
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	LogDir    string `json:"logDir"`
+}
+
+// makePodDataDirs creates <root>/pods/<uid>/{volumes,plugins,containers}
+// (0750, as the kubelet's makePodDataDirs) with the owner record written
+// before the dir appears under its final name, so a dir without an owner
+// never exists.
+func makePodDataDirs(root, uid string, rec ownerRecord) (string, error) {
+	pods := filepath.Join(root, "pods")
+	if err := os.MkdirAll(pods, 0o750); err != nil {
+		return "", fmt.Errorf("creating %s: %w", pods, err)
+	}
+	dir := podDir(root, uid)
+	tmp, err := os.MkdirTemp(pods, ".new-"+uid+"-")
+	if err != nil {
+		return "", fmt.Errorf("creating pod data dir: %w", err)
+	}
+	fail := func(err error) (string, error) {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o750); err != nil {
+		return fail(err)
+	}
+	for _, sub := range []string{"volumes", "plugins", "containers"} {
+		if err := os.Mkdir(filepath.Join(tmp, sub), 0o750); err != nil {
+			return fail(fmt.Errorf("creating pod data dir: %w", err))
+		}
+	}
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(tmp, ownerFile), b, 0o640); err != nil {
+		return fail(fmt.Errorf("writing pod owner record: %w", err))
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fail(fmt.Errorf("creating pod data dir %s: %w", dir, err))
+	}
+	return dir, nil
+}
+
+// readOwnerRecord reads a pod data dir's owner record.
+func readOwnerRecord(dir string) (ownerRecord, error) {
+	var rec ownerRecord
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return rec, err
+	}
+	return rec, json.Unmarshal(b, &rec)
+}
+
+// removeDirSafely unmounts everything mounted under dir, deepest first, and
+// then removes it. It never deletes through a mount: if a mount cannot be
+// undone the dir stays and the error says which.
+func removeDirSafely(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	mounts, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := unix.Unmount(m, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
+				return fmt.Errorf("unmounting %s: %w", m, err)
+			}
+		}
+	}
+	if left, err := mountsUnder(dir); err != nil {
+		return err
+	} else if len(left) > 0 {
+		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountPath(fields[4])
+		if mp == abs || strings.HasPrefix(mp, abs+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, sc.Err()
+}
+
+// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,19 @@
+// Package runner is podrun's pipeline: for every pod of a run it creates the
+// pod's data dir, runs the pod sandbox, pulls images, starts containers, and
+// then loops observe → decide → act until the wait condition holds or the pod
+// fails, and finally tears everything down.
+//
+// Each stage lives in the file named after it. Decisions are pure functions
+// over explicit inputs, tested with tables:
+//
+//	plan.go       computePodActions: what to create, start and kill next
+//	podstatus.go  podStatusFor: the v1.PodStatus the kubelet would report
+//	wait.go       waitOutcome: whether the wait condition holds
+//	sandbox.go    sandboxConfig: the CRI PodSandboxConfig of a pod
+//	container.go  containerConfig: the CRI ContainerConfig of a container
+//	image.go      pullDecision: whether to pull an image
+//	exitcode.go   exitCode: podrun's exit status from the outcome
+//
+// Effects are thin and sit next to the decision they carry out
+// (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go).
+package runner

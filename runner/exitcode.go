@@ -1,0 +1,55 @@
+package runner
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Exit statuses of podrun besides a failed container's own exit code.
+const (
+	ExitOK          = 0
+	ExitTimeout     = 124 // --timeout expired (as timeout(1))
+	ExitPodrunError = 125 // podrun could not run the pods
+	ExitSIGINT      = 130
+	ExitSIGTERM     = 143
+)
+
+// exitCode decides podrun's exit status from every pod's outcome:
+// a podrun error (125) first, then an interruption (130/143), then the first
+// failed pod's first failed container, then a timeout (124), else 0.
+func exitCode(results []PodResult, interruptCode int) int {
+	for _, r := range results {
+		if r.Outcome == outcomeError {
+			return ExitPodrunError
+		}
+	}
+	if interruptCode != 0 {
+		return interruptCode
+	}
+	for _, r := range results {
+		if r.Outcome == outcomeFailed {
+			return failedContainerExitCode(r.Pod, r.Status)
+		}
+	}
+	for _, r := range results {
+		if r.Outcome == outcomeTimeout {
+			return ExitTimeout
+		}
+	}
+	return ExitOK
+}
+
+// failedContainerExitCode is the exit code of the first failed container in
+// spec order, init containers first; a failed pod with no non-zero exit code
+// (say, a container the runtime lost) gives 1.
+func failedContainerExitCode(pod *v1.Pod, st v1.PodStatus) int {
+	for _, group := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, s := range group {
+			for _, t := range []*v1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+				if t != nil && t.ExitCode != 0 {
+					return int(t.ExitCode)
+				}
+			}
+		}
+	}
+	return 1
+}

@@ -1,0 +1,218 @@
+package runner
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// pollInterval is how often the observer lists the run's sandboxes and
+// containers when nothing else wakes it. A container's exit must be noticed
+// within tens of milliseconds; one List of each kind per tick for the whole
+// run keeps the cost independent of the number of pods.
+const pollInterval = 20 * time.Millisecond
+
+// observer keeps the runtime's view of every sandbox and container of this
+// run, refreshed by polling, and wakes the pod whose state changed.
+type observer struct {
+	rt    Runtime
+	runID string
+
+	pollMu sync.Mutex // one poll at a time
+
+	mu         sync.Mutex
+	sandboxes  map[string]*runtimeapi.PodSandbox
+	containers map[string]*observedContainer
+	subs       map[string]chan struct{} // pod UID → wake channel
+}
+
+type observedContainer struct {
+	state  runtimeapi.ContainerState
+	status *containerStatus
+	podUID string
+}
+
+func newObserver(rt Runtime, runID string) *observer {
+	return &observer{
+		rt: rt, runID: runID,
+		sandboxes:  map[string]*runtimeapi.PodSandbox{},
+		containers: map[string]*observedContainer{},
+		subs:       map[string]chan struct{}{},
+	}
+}
+
+// subscribe returns the channel that is signalled when the pod's state changes.
+func (o *observer) subscribe(uid string) <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ch := make(chan struct{}, 1)
+	o.subs[uid] = ch
+	return ch
+}
+
+// run polls until ctx ends.
+func (o *observer) run(ctx context.Context) {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = o.poll(ctx) // a failed poll is retried on the next tick
+		}
+	}
+}
+
+// poll lists the run's sandboxes and containers, fetches the full status of
+// every container whose state changed, and wakes the pods concerned.
+func (o *observer) poll(ctx context.Context) error {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+
+	sel := map[string]string{LabelRun: o.runID}
+	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return err
+	}
+	ctrs, err := o.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return err
+	}
+
+	changed := map[string]bool{}
+	o.mu.Lock()
+	seenSB := map[string]bool{}
+	for _, sb := range sbs {
+		seenSB[sb.Id] = true
+		if prev, ok := o.sandboxes[sb.Id]; !ok || prev.State != sb.State {
+			changed[sb.Labels[labelPodUID]] = true
+		}
+		o.sandboxes[sb.Id] = sb
+	}
+	for id, sb := range o.sandboxes {
+		if !seenSB[id] {
+			delete(o.sandboxes, id)
+			changed[sb.Labels[labelPodUID]] = true
+		}
+	}
+	var fetch []*runtimeapi.Container
+	seen := map[string]bool{}
+	for _, c := range ctrs {
+		seen[c.Id] = true
+		if prev, ok := o.containers[c.Id]; !ok || prev.state != c.State {
+			fetch = append(fetch, c)
+		}
+	}
+	for id, c := range o.containers {
+		if !seen[id] {
+			delete(o.containers, id)
+			changed[c.podUID] = true
+		}
+	}
+	o.mu.Unlock()
+
+	for _, c := range fetch {
+		st, err := o.rt.ContainerStatus(ctx, c.Id)
+		if err != nil {
+			continue // gone meanwhile, or a transient error: the next poll retries
+		}
+		uid := c.Labels[labelPodUID]
+		o.mu.Lock()
+		o.containers[c.Id] = &observedContainer{state: st.State, status: fromCRIStatus(st), podUID: uid}
+		o.mu.Unlock()
+		changed[uid] = true
+	}
+
+	o.mu.Lock()
+	for uid := range changed {
+		if ch, ok := o.subs[uid]; ok {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	o.mu.Unlock()
+	return nil
+}
+
+// podStatus is the observed state of one pod, newest first. ips gives the
+// IPs podrun learnt for each sandbox when it created it.
+func (o *observer) podStatus(uid string, ips map[string][]string) *podStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st := &podStatus{}
+	for _, sb := range o.sandboxes {
+		if sb.Labels[labelPodUID] != uid {
+			continue
+		}
+		s := &sandboxStatus{
+			ID:        sb.Id,
+			Ready:     sb.State == runtimeapi.PodSandboxState_SANDBOX_READY,
+			CreatedAt: time.Unix(0, sb.CreatedAt),
+			IPs:       ips[sb.Id],
+		}
+		if sb.Metadata != nil {
+			s.Attempt = sb.Metadata.Attempt
+		}
+		if len(s.IPs) > 0 {
+			s.IP = s.IPs[0]
+		}
+		st.Sandboxes = append(st.Sandboxes, s)
+	}
+	for _, c := range o.containers {
+		if c.podUID == uid {
+			cp := *c.status
+			st.Containers = append(st.Containers, &cp)
+		}
+	}
+	st.sortNewestFirst()
+	return st
+}
+
+// fromCRIStatus converts a CRI container status.
+func fromCRIStatus(s *runtimeapi.ContainerStatus) *containerStatus {
+	cs := &containerStatus{
+		ID:         s.Id,
+		CreatedAt:  nsTime(s.CreatedAt),
+		StartedAt:  nsTime(s.StartedAt),
+		FinishedAt: nsTime(s.FinishedAt),
+		ExitCode:   s.ExitCode,
+		Reason:     s.Reason,
+		Message:    s.Message,
+		ImageRef:   s.ImageRef,
+		LogPath:    s.LogPath,
+	}
+	if s.Metadata != nil {
+		cs.Name = s.Metadata.Name
+	}
+	if n, ok := s.Labels[labelContainerName]; ok {
+		cs.Name = n
+	}
+	if s.Image != nil {
+		cs.Image = s.Image.Image
+	}
+	cs.RestartCount, _ = strconv.Atoi(s.Annotations[annotationRestartCount])
+	switch s.State {
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		cs.State = stateCreated
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		cs.State = stateRunning
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		cs.State = stateExited
+	default:
+		cs.State = stateUnknown
+	}
+	return cs
+}
+
+func nsTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

@@ -1,0 +1,393 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// probeResult is the published result of a probe, as the kubelet's prober
+// results manager holds it.
+type probeResult int
+
+const (
+	probeUnknown probeResult = iota
+	probeSuccess
+	probeFailure
+)
+
+// probeResults holds the published probe results by container ID. A missing
+// entry means "no result yet".
+type probeResults struct {
+	Liveness  map[string]probeResult
+	Startup   map[string]probeResult
+	Readiness map[string]probeResult
+}
+
+// killReason says why a running container is killed.
+type killReason string
+
+const (
+	killLivenessProbe killReason = "LivenessProbe"
+	killStartupProbe  killReason = "StartupProbe"
+	killUnknownState  killReason = "Unknown"
+)
+
+// containerToKill is one entry of podActions.ContainersToKill.
+type containerToKill struct {
+	Name    string
+	Reason  killReason
+	Message string
+}
+
+// podActions is the plan for one sync of a pod, like the kubelet's
+// podActions (pkg/kubelet/kuberuntime/kuberuntime_manager.go).
+type podActions struct {
+	// KillPod stops every container and the sandbox. With CreateSandbox it is
+	// the first step of recreating the pod; without it the pod is done.
+	KillPod bool
+	// CreateSandbox creates a new sandbox with Attempt.
+	CreateSandbox bool
+	// SandboxID is the sandbox the containers start in when none is created.
+	SandboxID string
+	Attempt   uint32
+	// InitContainersToStart are indexes into spec.initContainers, in spec order.
+	InitContainersToStart []int
+	// ContainersToStart are indexes into spec.containers, in spec order.
+	ContainersToStart []int
+	// ContainersToKill are running containers to stop, by container ID.
+	ContainersToKill map[string]containerToKill
+}
+
+// planInput is everything computePodActions decides from.
+type planInput struct {
+	Pod    *v1.Pod
+	Status *podStatus
+	Probes probeResults
+}
+
+// computePodActions decides what one sync of the pod does. It follows the
+// kubelet's computePodActions and computeInitContainerActions: the sandbox
+// is (re)created when it is missing or broken; regular init containers run
+// strictly in order, each to exit 0 before the next; restartable init
+// containers (sidecars) start in order, gate the next one on their startup
+// probe and are kept running; regular containers start once the pod is
+// initialised and are restarted by restartPolicy. Back-off is not decided
+// here: the sync step defers a start that is still in back-off.
+func computePodActions(in planInput) podActions {
+	pod, status := in.Pod, in.Status
+	create, attempt, sandboxID := sandboxChanged(pod, status)
+	a := podActions{
+		KillPod:          create,
+		CreateSandbox:    create,
+		SandboxID:        sandboxID,
+		Attempt:          attempt,
+		ContainersToKill: map[string]containerToKill{},
+	}
+
+	if create {
+		// Under restartPolicy Never a pod whose containers already ran is not
+		// given a new sandbox: it is over. With no container status at all we
+		// never got as far as a container, so the sandbox is retried.
+		if pod.Spec.RestartPolicy == v1.RestartPolicyNever && attempt != 0 && len(status.Containers) != 0 {
+			a.CreateSandbox = false
+			return a
+		}
+		var toStart []int
+		for i := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[i]
+			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && succeeded(status.latest(c.Name)) {
+				continue
+			}
+			toStart = append(toStart, i)
+		}
+		// Every regular container succeeded under OnFailure after the pod was
+		// initialised: nothing to recreate the sandbox for.
+		if len(toStart) == 0 && anyRegularContainerIn(pod, status, stateCreated, stateRunning, stateExited) {
+			a.CreateSandbox = false
+			return a
+		}
+		// A new sandbox starts the pod from the beginning.
+		if len(pod.Spec.InitContainers) != 0 {
+			a.InitContainersToStart = []int{0}
+			return a
+		}
+		a.ContainersToStart = toStart
+		return a
+	}
+
+	initialized := computeInitContainerActions(in, &a)
+	if a.KillPod || !initialized {
+		return a
+	}
+
+	keep := 0
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cs := status.latest(c.Name)
+		if cs == nil || cs.State != stateRunning {
+			if shouldRestart(pod, cs) {
+				a.ContainersToStart = append(a.ContainersToStart, i)
+				if cs != nil && cs.State == stateUnknown {
+					// Kill first so that two instances never run at once.
+					a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killUnknownState,
+						Message: fmt.Sprintf("Container %s is in unknown state, will be restarted", c.Name)}
+				}
+			}
+			continue
+		}
+		var reason killReason
+		var msg string
+		switch {
+		case in.Probes.Liveness[cs.ID] == probeFailure:
+			reason, msg = killLivenessProbe, fmt.Sprintf("Container %s failed liveness probe", c.Name)
+		case in.Probes.Startup[cs.ID] == probeFailure:
+			reason, msg = killStartupProbe, fmt.Sprintf("Container %s failed startup probe", c.Name)
+		default:
+			keep++
+			continue
+		}
+		if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+			msg += ", will be restarted"
+			a.ContainersToStart = append(a.ContainersToStart, i)
+		}
+		a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: reason, Message: msg}
+	}
+	if keep == 0 && len(a.ContainersToStart) == 0 {
+		// Nothing runs and nothing will: the pod is done. Sidecars must not
+		// keep it alive, so they are not restarted either.
+		a.KillPod = true
+		a.InitContainersToStart = nil
+	}
+	return a
+}
+
+// computeInitContainerActions fills in the init container part of the plan
+// and reports whether the pod is initialised. It walks the init containers
+// from the last to the first, because the last one known to have completed
+// tells how far initialisation got even when earlier instances are gone.
+func computeInitContainerActions(in planInput, a *podActions) bool {
+	pod, status := in.Pod, in.Status
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	// A regular container that exists (created or running) means every init
+	// container completed at some point.
+	// Exited ones do not count: after a node reboot every container is
+	// exited and the new sandbox has not been initialised.
+	initialized := anyRegularContainerIn(pod, status, stateCreated, stateRunning)
+	doneBefore := initialized // this or a later init container has completed
+	restartOnFailure := pod.Spec.RestartPolicy != v1.RestartPolicyNever
+	last := len(pod.Spec.InitContainers) - 1
+
+	for i := last; i >= 0; i-- {
+		c := &pod.Spec.InitContainers[i]
+		sidecar := isSidecar(c)
+		cs := status.latest(c.Name)
+		if cs == nil {
+			// A sidecar whose instance vanished after it had started is restarted.
+			if doneBefore && sidecar {
+				a.InitContainersToStart = append(a.InitContainersToStart, i)
+			}
+			continue
+		}
+		if doneBefore && !sidecar {
+			// Once initialised only sidecars need to keep running.
+			continue
+		}
+		switch cs.State {
+		case stateCreated:
+			// Create and start happen in one step; a container stuck in
+			// created failed to start. Start it again.
+			a.InitContainersToStart = append(a.InitContainersToStart, i)
+		case stateRunning:
+			if !sidecar {
+				break // wait for it to exit
+			}
+			if c.StartupProbe != nil {
+				r, ok := in.Probes.Startup[cs.ID]
+				if !ok || r == probeUnknown {
+					break // wait for the startup probe
+				}
+				if r == probeFailure {
+					a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killStartupProbe,
+						Message: fmt.Sprintf("Init container %s failed startup probe", c.Name)}
+					a.InitContainersToStart = append(a.InitContainersToStart, i)
+					break
+				}
+			}
+			if i == last {
+				initialized = true
+			} else if !doneBefore {
+				a.InitContainersToStart = append(a.InitContainersToStart, i+1)
+			}
+			if in.Probes.Liveness[cs.ID] == probeFailure {
+				a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killLivenessProbe,
+					Message: fmt.Sprintf("Init container %s failed liveness probe", c.Name)}
+				a.InitContainersToStart = append(a.InitContainersToStart, i)
+			}
+		case stateExited:
+			if sidecar {
+				a.InitContainersToStart = append(a.InitContainersToStart, i)
+				break
+			}
+			if initContainerFailed(cs) {
+				if !restartOnFailure {
+					a.KillPod = true
+					a.InitContainersToStart = nil
+					return false
+				}
+				a.InitContainersToStart = append(a.InitContainersToStart, i)
+				break
+			}
+			if i == last {
+				initialized = true
+			} else {
+				a.InitContainersToStart = append(a.InitContainersToStart, i+1)
+			}
+		default: // unknown
+			if sidecar {
+				a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killUnknownState,
+					Message: fmt.Sprintf("Init container %s is in unknown state, will be restarted", c.Name)}
+				a.InitContainersToStart = append(a.InitContainersToStart, i)
+				break
+			}
+			if !initContainerFailed(cs) {
+				break
+			}
+			if !restartOnFailure {
+				a.KillPod = true
+				a.InitContainersToStart = nil
+				return false
+			}
+			a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killUnknownState,
+				Message: fmt.Sprintf("Init container %s is in unknown state, will be restarted", c.Name)}
+			a.InitContainersToStart = append(a.InitContainersToStart, i)
+		}
+		doneBefore = true
+	}
+	if !doneBefore {
+		a.InitContainersToStart = append(a.InitContainersToStart, 0)
+	}
+	slices.Sort(a.InitContainersToStart)
+	a.InitContainersToStart = slices.Compact(a.InitContainersToStart)
+	return initialized
+}
+
+// sandboxChanged reports whether the pod needs a new sandbox, with the attempt
+// number for it, or the ID of the sandbox to keep using (kubelet
+// PodSandboxChanged).
+func sandboxChanged(pod *v1.Pod, status *podStatus) (bool, uint32, string) {
+	if len(status.Sandboxes) == 0 {
+		return true, 0, ""
+	}
+	ready := 0
+	for _, s := range status.Sandboxes {
+		if s.Ready {
+			ready++
+		}
+	}
+	newest := status.Sandboxes[0]
+	switch {
+	case ready > 1, !newest.Ready, !pod.Spec.HostNetwork && newest.IP == "":
+		return true, newest.Attempt + 1, newest.ID
+	}
+	return false, newest.Attempt, newest.ID
+}
+
+// shouldRestart is the kubelet's ShouldContainerBeRestarted for the newest
+// instance of a container (nil: never started).
+func shouldRestart(pod *v1.Pod, cs *containerStatus) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
+	if cs == nil {
+		return true
+	}
+	switch cs.State {
+	case stateRunning:
+		return false
+	case stateUnknown, stateCreated:
+		return true
+	}
+	switch pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return cs.ExitCode != 0
+	}
+	return true
+}
+
+func isSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+func succeeded(cs *containerStatus) bool {
+	return cs != nil && cs.State == stateExited && cs.ExitCode == 0
+}
+
+// initContainerFailed: OOM-killed, exited non-zero, or in an unknown state.
+func initContainerFailed(cs *containerStatus) bool {
+	return cs.Reason == "OOMKilled" ||
+		cs.State == stateExited && cs.ExitCode != 0 ||
+		cs.State == stateUnknown
+}
+
+// anyRegularContainerIn reports whether the newest instance of some regular
+// container is in one of the states.
+func anyRegularContainerIn(pod *v1.Pod, status *podStatus, states ...containerState) bool {
+	for i := range pod.Spec.Containers {
+		if cs := status.latest(pod.Spec.Containers[i].Name); cs != nil && slices.Contains(states, cs.State) {
+			return true
+		}
+	}
+	return false
+}
+
+// backOff is the kubelet's container restart back-off (kubelet.go,
+// flowcontrol.Backoff with the kubelet's expiry rule): 10 s doubling to
+// 300 s, forgotten once 10 minutes pass without a restart.
+type backOff struct {
+	entries map[string]backOffEntry
+}
+
+type backOffEntry struct {
+	Delay      time.Duration
+	LastUpdate time.Time
+}
+
+const (
+	backOffInitial = 10 * time.Second
+	backOffMax     = 300 * time.Second
+	backOffReset   = 600 * time.Second
+)
+
+// until returns when the back-off for key ends after an exit at finishedAt,
+// and whether it is still in force at now.
+func (b *backOff) until(key string, finishedAt, now time.Time) (time.Time, bool) {
+	e, ok := b.entries[key]
+	if !ok || now.Sub(e.LastUpdate) > backOffReset {
+		return time.Time{}, false
+	}
+	end := finishedAt.Add(e.Delay)
+	return end, now.Before(end)
+}
+
+// next records a restart of key at now and grows its delay.
+func (b *backOff) next(key string, now time.Time) {
+	if b.entries == nil {
+		b.entries = map[string]backOffEntry{}
+	}
+	e, ok := b.entries[key]
+	switch {
+	case !ok || now.Sub(e.LastUpdate) > backOffReset:
+		e.Delay = backOffInitial
+	default:
+		e.Delay = min(2*e.Delay, backOffMax)
+	}
+	e.LastUpdate = now
+	b.entries[key] = e
+}

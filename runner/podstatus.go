@@ -1,0 +1,381 @@
+package runner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Waiting reasons the kubelet reports (pkg/kubelet/kubelet_pods.go,
+// pkg/kubelet/images/types.go, pkg/kubelet/container/sync_result.go).
+const (
+	reasonContainerCreating   = "ContainerCreating"
+	reasonPodInitializing     = "PodInitializing"
+	reasonCrashLoopBackOff    = "CrashLoopBackOff"
+	reasonErrImagePull        = "ErrImagePull"
+	reasonImagePullBackOff    = "ImagePullBackOff"
+	reasonErrImageNeverPull   = "ErrImageNeverPull"
+	reasonInvalidImageName    = "InvalidImageName"
+	reasonCreateConfigError   = "CreateContainerConfigError"
+	reasonCreateContainerErr  = "CreateContainerError"
+	reasonRunContainerError   = "RunContainerError"
+	reasonContainersNotInit   = "ContainersNotInitialized"
+	reasonContainersNotReady  = "ContainersNotReady"
+	reasonPodCompleted        = "PodCompleted"
+	reasonPodFailed           = "PodFailed"
+	conditionReadyToStartCtrs = v1.PodConditionType("PodReadyToStartContainers")
+)
+
+// waitingReason is why a container is not running, kept by container name
+// like the kubelet's reasonCache.
+type waitingReason struct {
+	Reason  string
+	Message string
+}
+
+// statusInput is everything podStatusFor decides from.
+type statusInput struct {
+	Pod         *v1.Pod
+	Status      *podStatus
+	Reasons     map[string]waitingReason // by container name
+	Probes      probeResults
+	RuntimeName string // container ID scheme, e.g. "containerd"
+	HostIP      string
+	StartTime   time.Time
+	// Terminal is set once podrun has stopped the pod (kubelet: the pod is
+	// terminal), so that every container ending counts as final.
+	Terminal bool
+}
+
+// podStatusFor generates the v1.PodStatus the kubelet would report
+// (generateAPIPodStatus, convertToAPIContainerStatuses, getPhase and the
+// condition generators of pkg/kubelet/status/generate.go).
+func podStatusFor(in statusInput) v1.PodStatus {
+	pod, st := in.Pod, in.Status
+	out := v1.PodStatus{HostIP: in.HostIP, QOSClass: qosClass(pod)}
+	if in.HostIP != "" {
+		out.HostIPs = []v1.HostIP{{IP: in.HostIP}}
+	}
+	if !in.StartTime.IsZero() {
+		t := metav1.NewTime(in.StartTime)
+		out.StartTime = &t
+	}
+	if len(st.Sandboxes) > 0 {
+		sb := st.Sandboxes[0]
+		for _, ip := range sb.IPs {
+			out.PodIPs = append(out.PodIPs, v1.PodIP{IP: ip})
+		}
+		if len(sb.IPs) > 0 {
+			out.PodIP = sb.IPs[0]
+		}
+	}
+	if pod.Spec.HostNetwork && in.HostIP != "" {
+		out.PodIP = in.HostIP
+		out.PodIPs = []v1.PodIP{{IP: in.HostIP}}
+	}
+
+	hasInit := len(pod.Spec.InitContainers) > 0
+	out.InitContainerStatuses = containerStatusesFor(in, pod.Spec.InitContainers, hasInit, true)
+	out.ContainerStatuses = containerStatusesFor(in, pod.Spec.Containers, hasInit, false)
+	out.Phase = podPhase(pod, out.InitContainerStatuses, out.ContainerStatuses, in.Terminal)
+
+	create, _, _ := sandboxChanged(pod, st)
+	out.Conditions = []v1.PodCondition{
+		condition(conditionReadyToStartCtrs, !create, "", ""),
+		initializedCondition(pod, out),
+	}
+	ready := containersReadyCondition(pod, out)
+	out.Conditions = append(out.Conditions, ready)
+	podReady := ready
+	podReady.Type = v1.PodReady
+	out.Conditions = append(out.Conditions, podReady, condition(v1.PodScheduled, true, "", ""))
+	return out
+}
+
+func condition(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
+	s := v1.ConditionFalse
+	if ok {
+		s = v1.ConditionTrue
+	}
+	return v1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// containerStatusesFor converts the runtime's view of the given containers
+// into API container statuses, in spec order.
+func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, isInit bool) []v1.ContainerStatus {
+	var out []v1.ContainerStatus
+	for i := range containers {
+		c := &containers[i]
+		s := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+		cur := in.Status.latest(c.Name)
+		if cur == nil {
+			reason := reasonContainerCreating
+			if hasInit {
+				reason = reasonPodInitializing
+			}
+			s.State.Waiting = &v1.ContainerStateWaiting{Reason: reason}
+			if r, ok := in.Reasons[c.Name]; ok {
+				s.State.Waiting = &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}
+			}
+			f := false
+			s.Started = &f
+			out = append(out, s)
+			continue
+		}
+		s.ContainerID = in.RuntimeName + "://" + cur.ID
+		if cur.ImageRef != "" {
+			s.ImageID = cur.ImageRef
+		}
+		s.RestartCount = int32(cur.RestartCount)
+		started := false
+		switch cur.State {
+		case stateRunning:
+			s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
+			started = in.Probes.Startup[cur.ID] == probeSuccess || c.StartupProbe == nil
+			if isInit && !isSidecar(c) {
+				started = true
+			}
+			s.Ready = started && (c.ReadinessProbe == nil || in.Probes.Readiness[cur.ID] == probeSuccess)
+			if isInit && !isSidecar(c) {
+				s.Ready = false
+			}
+		case stateExited:
+			s.State.Terminated = terminated(in.RuntimeName, cur)
+			s.Ready = isInit && !isSidecar(c) && cur.ExitCode == 0
+		case stateCreated:
+			s.State.Waiting = &v1.ContainerStateWaiting{}
+		default:
+			s.State.Waiting = &v1.ContainerStateWaiting{}
+		}
+		s.Started = &started
+		// A container that will start again shows why it is waiting, with
+		// its last run as the last state.
+		if r, ok := in.Reasons[c.Name]; ok && cur.State != stateRunning && !in.Terminal {
+			if s.State.Terminated != nil {
+				s.LastTerminationState.Terminated = s.State.Terminated
+			}
+			s.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+		}
+		if s.LastTerminationState.Terminated == nil {
+			if prev := in.Status.previous(c.Name); prev != nil && prev.State == stateExited {
+				s.LastTerminationState.Terminated = terminated(in.RuntimeName, prev)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func terminated(runtimeName string, cs *containerStatus) *v1.ContainerStateTerminated {
+	return &v1.ContainerStateTerminated{
+		ExitCode:    cs.ExitCode,
+		Reason:      cs.Reason,
+		Message:     cs.Message,
+		StartedAt:   metav1.NewTime(cs.StartedAt),
+		FinishedAt:  metav1.NewTime(cs.FinishedAt),
+		ContainerID: runtimeName + "://" + cs.ID,
+	}
+}
+
+// podPhase is the kubelet's getPhase over API container statuses.
+func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
+	pendingInit, failedInit := 0, 0
+	initialized := false
+	for _, s := range statuses {
+		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+			initialized = true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		s := findStatus(initStatuses, c.Name)
+		if isSidecar(c) {
+			if !initialized && (s == nil || s.Started == nil || !*s.Started) {
+				pendingInit++
+			}
+			continue
+		}
+		switch {
+		case s == nil:
+			pendingInit++
+		case s.State.Running != nil:
+			pendingInit++
+		case s.State.Terminated != nil:
+			if s.State.Terminated.ExitCode != 0 {
+				failedInit++
+			}
+		case s.State.Waiting != nil:
+			if t := s.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 {
+				failedInit++
+			} else {
+				pendingInit++
+			}
+		default:
+			pendingInit++
+		}
+	}
+	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		return v1.PodFailed
+	}
+	unknown, running, waiting, stopped, succeededN := 0, 0, 0, 0, 0
+	for i := range pod.Spec.Containers {
+		s := findStatus(statuses, pod.Spec.Containers[i].Name)
+		switch {
+		case s == nil:
+			unknown++
+		case s.State.Running != nil:
+			running++
+		case s.State.Terminated != nil:
+			stopped++
+			if s.State.Terminated.ExitCode == 0 {
+				succeededN++
+			}
+		case s.State.Waiting != nil:
+			if s.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		default:
+			unknown++
+		}
+	}
+	switch {
+	case pendingInit > 0 && !initialized, waiting > 0:
+		return v1.PodPending
+	case running > 0 && unknown == 0:
+		return v1.PodRunning
+	case running == 0 && stopped > 0 && unknown == 0:
+		if terminal {
+			if stopped == succeededN {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+		switch pod.Spec.RestartPolicy {
+		case v1.RestartPolicyAlways:
+			return v1.PodRunning
+		case v1.RestartPolicyOnFailure:
+			if stopped == succeededN {
+				return v1.PodSucceeded
+			}
+			return v1.PodRunning
+		default:
+			if stopped == succeededN {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+	}
+	return v1.PodPending
+}
+
+func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+// initializedCondition: every init container done (regular: exited 0;
+// sidecar: started), or a regular container already started.
+func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
+	var pending []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		s := findStatus(st.InitContainerStatuses, c.Name)
+		done := s != nil && (isSidecar(c) && s.Started != nil && *s.Started ||
+			!isSidecar(c) && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0)
+		if !done {
+			pending = append(pending, c.Name)
+		}
+	}
+	for _, s := range st.ContainerStatuses {
+		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+			pending = nil
+			break
+		}
+	}
+	if len(pending) == 0 {
+		if st.Phase == v1.PodSucceeded && len(pod.Spec.InitContainers) > 0 {
+			return condition(v1.PodInitialized, true, reasonPodCompleted, "")
+		}
+		return condition(v1.PodInitialized, true, "", "")
+	}
+	return condition(v1.PodInitialized, false, reasonContainersNotInit,
+		fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(pending, " ")))
+}
+
+// containersReadyCondition: every regular container and sidecar ready.
+func containersReadyCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
+	switch st.Phase {
+	case v1.PodSucceeded:
+		return condition(v1.ContainersReady, false, reasonPodCompleted, "")
+	case v1.PodFailed:
+		return condition(v1.ContainersReady, false, reasonPodFailed, "")
+	}
+	var unready []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if s := findStatus(st.InitContainerStatuses, c.Name); isSidecar(c) && (s == nil || !s.Ready) {
+			unready = append(unready, c.Name)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if s := findStatus(st.ContainerStatuses, c.Name); s == nil || !s.Ready {
+			unready = append(unready, c.Name)
+		}
+	}
+	if len(unready) > 0 {
+		return condition(v1.ContainersReady, false, reasonContainersNotReady,
+			fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " ")))
+	}
+	return condition(v1.ContainersReady, true, "", "")
+}
+
+// qosClass is the pod's QoS class (pkg/apis/core/v1/helper/qos): only cpu and
+// memory count, init containers included.
+func qosClass(pod *v1.Pod) v1.PodQOSClass {
+	requests, limits := map[v1.ResourceName]bool{}, map[v1.ResourceName]bool{}
+	guaranteed, any := true, false
+	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if hasReq && !req.IsZero() {
+				requests[r], any = true, true
+			}
+			if hasLim && !lim.IsZero() {
+				limits[r], any = true, true
+			}
+			if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	if !any {
+		return v1.PodQOSBestEffort
+	}
+	if guaranteed && len(limits) == 2 {
+		return v1.PodQOSGuaranteed
+	}
+	return v1.PodQOSBurstable
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

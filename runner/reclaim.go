@@ -1,0 +1,262 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// staleTempDirAge: a half-made pod data dir (".new-*") older than this
+// belongs to a podrun that died while making it; a live one finishes in
+// microseconds.
+const staleTempDirAge = time.Minute
+
+// reclaimable decides whether a sandbox or data dir left by owner may be
+// reclaimed: never for detached pods, and only when the owner is gone.
+func reclaimable(o Owner) bool { return !o.Detached && !o.Alive() }
+
+// Reclaim tears down what earlier podruns left behind when their process
+// is gone (SIGKILL, crash): their sandboxes with their containers, their
+// data dirs and their log dirs. Detached pods are left alone.
+func Reclaim(ctx context.Context, rt Runtime, rootDir string, progressf func(string, ...any)) error {
+	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
+	if err != nil {
+		return fmt.Errorf("listing sandboxes: %w", err)
+	}
+	var errs []error
+	for _, sb := range sbs {
+		if !reclaimable(ownerFromLabels(sb.Labels)) {
+			continue
+		}
+		progressf("podrun: reclaiming pod %s/%s left by podrun pid %s (run %s)",
+			sb.Labels[labelPodNamespace], sb.Labels[labelPodName], sb.Labels[LabelPID], sb.Labels[LabelRun])
+		if err := removeSandbox(ctx, rt, sb, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := reclaimDataDirs(rootDir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// removeSandbox stops a sandbox's running containers with the given grace
+// period, stops and removes the sandbox, and removes the pod's data dir and
+// podrun-owned log dir named by its annotations.
+func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, grace int64) error {
+	var errs []error
+	ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, c := range ctrs {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if err := rt.StopContainer(ctx, c.Id, grace); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := rt.StopPodSandbox(ctx, sb.Id); err != nil {
+		errs = append(errs, err)
+	}
+	if err := rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+		errs = append(errs, err)
+	}
+	if root := sb.Annotations[AnnotationRootDir]; root != "" {
+		uid := sb.Labels[labelPodUID]
+		if logDir := sb.Annotations[AnnotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
+			errs = append(errs, removeDirSafely(logDir))
+		}
+		if uid != "" {
+			errs = append(errs, removeDirSafely(podDir(root, uid)))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err)
+	}
+	return nil
+}
+
+// reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs)
+// whose owner is gone, and half-made ones that are stale.
+func reclaimDataDirs(rootDir string) error {
+	pods := filepath.Join(rootDir, "pods")
+	entries, err := os.ReadDir(pods)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		dir := filepath.Join(pods, e.Name())
+		if strings.HasPrefix(e.Name(), ".new-") {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTempDirAge {
+				errs = append(errs, removeDirSafely(dir))
+			}
+			continue
+		}
+		rec, err := readOwnerRecord(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			continue // not ours to judge
+		}
+		if err == nil && !reclaimable(rec.Owner) {
+			continue
+		}
+		if err != nil { // no owner record: not a podrun pod dir
+			continue
+		}
+		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
+			errs = append(errs, removeDirSafely(rec.LogDir))
+		}
+		errs = append(errs, removeDirSafely(dir))
+	}
+	return errors.Join(errs...)
+}
+
+func isUnder(path, dir string) bool {
+	if path == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// checkNotRunning refuses pods that a live or detached podrun already runs:
+// two runs of the same pod would fight over its sandbox and data dir.
+func checkNotRunning(ctx context.Context, rt Runtime, pods []*v1.Pod) error {
+	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
+	if err != nil {
+		return fmt.Errorf("listing sandboxes: %w", err)
+	}
+	var errs []error
+	for _, pod := range pods {
+		for _, sb := range sbs {
+			if sb.Labels[labelPodUID] != string(pod.UID) {
+				continue
+			}
+			o := ownerFromLabels(sb.Labels)
+			how := fmt.Sprintf("by podrun pid %d", o.PID)
+			if o.Detached {
+				how = "detached"
+			}
+			errs = append(errs, fmt.Errorf("pod %s/%s (uid %s) is already running (%s); stop it with `podrun down %s/%s`",
+				pod.Namespace, pod.Name, pod.UID, how, pod.Namespace, pod.Name))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PodInfo describes one pod podrun runs, for `podrun ps`.
+type PodInfo struct {
+	Name      string    `json:"name"`
+	Namespace string    `json:"namespace"`
+	UID       string    `json:"uid"`
+	SandboxID string    `json:"sandboxID"`
+	State     string    `json:"state"`
+	Attempt   uint32    `json:"attempt"`
+	RunID     string    `json:"runID"`
+	PID       int       `json:"pid"`
+	Detached  bool      `json:"detached"`
+	Orphaned  bool      `json:"orphaned"` // its podrun is gone and it was not detached
+	Created   time.Time `json:"created"`
+}
+
+// List returns podrun's pods, one per sandbox, sorted by namespace and name.
+func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
+	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
+	if err != nil {
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
+	}
+	out := make([]PodInfo, 0, len(sbs))
+	for _, sb := range sbs {
+		o := ownerFromLabels(sb.Labels)
+		info := PodInfo{
+			Name: sb.Labels[labelPodName], Namespace: sb.Labels[labelPodNamespace], UID: sb.Labels[labelPodUID],
+			SandboxID: sb.Id, State: strings.TrimPrefix(sb.State.String(), "SANDBOX_"),
+			RunID: o.RunID, PID: o.PID, Detached: o.Detached, Orphaned: reclaimable(o),
+			Created: time.Unix(0, sb.CreatedAt),
+		}
+		if sb.Metadata != nil {
+			info.Attempt = sb.Metadata.Attempt
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Attempt < out[j].Attempt
+	})
+	return out, nil
+}
+
+// matchPod reports whether a `podrun down` argument names the pod: NAME
+// (any namespace), NAMESPACE/NAME, or the pod UID.
+func matchPod(arg string, info PodInfo) bool {
+	if ns, name, ok := strings.Cut(arg, "/"); ok {
+		return ns == info.Namespace && name == info.Name
+	}
+	return arg == info.Name || arg == info.UID
+}
+
+// Down tears down podrun pods fully: containers stopped with their pod's
+// termination grace period, sandboxes stopped and removed, data and log
+// dirs removed. With all, every podrun pod; otherwise the named ones, each
+// of which must exist.
+func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
+	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
+	if err != nil {
+		return fmt.Errorf("listing sandboxes: %w", err)
+	}
+	infos, err := List(ctx, rt)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	want := map[string]bool{}
+	for _, a := range args {
+		found := false
+		for _, info := range infos {
+			if matchPod(a, info) {
+				want[info.SandboxID], found = true, true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
+		}
+	}
+	for _, sb := range sbs {
+		if !all && !want[sb.Id] {
+			continue
+		}
+		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+		if g, err := parseInt64(sb.Annotations[annotationPodTerminationGracePeriod]); err == nil {
+			grace = g
+		}
+		progressf("pod/%s: Killing: stopping pod %s/%s", sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodName])
+		if err := removeSandbox(ctx, rt, sb, max(grace, 2)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func parseInt64(s string) (int64, error) {
+	var v int64
+	_, err := fmt.Sscan(s, &v)
+	return v, err
+}

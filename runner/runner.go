@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Options configure a run.
+type Options struct {
+	RootDir    string // podrun's state and pod data dirs
+	PodLogsDir string // "" means <RootDir>/logs, removed with each pod
+	NodeName   string
+	HostIP     string // status.hostIP; "" leaves it unset
+
+	Wait    WaitMode
+	Timeout time.Duration // 0: no limit
+	Detach  bool          // leave the pods running once the wait ends
+
+	Stdout   io.Writer // container stdout
+	Stderr   io.Writer // container stderr
+	Progress io.Writer // podrun's own progress lines; nil for --quiet
+
+	RuntimeName   string // container ID scheme, e.g. "containerd"
+	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
+	ClusterDNS    []string
+	ClusterDomain string
+
+	// Force is closed on a second signal: teardown then kills containers at
+	// once instead of waiting for their grace period.
+	Force <-chan struct{}
+
+	// Owner identifies this process; zero means NewOwner(Detach).
+	Owner Owner
+}
+
+// PodResult is how one pod's run ended.
+type PodResult struct {
+	Pod     *v1.Pod
+	Status  v1.PodStatus // as observed when the wait ended
+	Outcome outcome
+	Err     error // set with outcomeError, and for teardown problems
+}
+
+// Succeeded tells whether the pod reached its wait condition.
+func (r PodResult) Reached() bool { return r.Outcome == outcomeReached }
+
+// OutcomeString names the outcome: reached, failed, timeout, interrupted or error.
+func (r PodResult) OutcomeString() string { return r.Outcome.String() }
+
+// Result is the outcome of a run.
+type Result struct {
+	Pods []PodResult
+}
+
+// ExitCode is podrun's exit status; interruptCode is 130 or 143 after a
+// signal, else 0.
+func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, interruptCode) }
+
+// Err joins every pod's error.
+func (r *Result) Err() error {
+	var errs []error
+	for _, p := range r.Pods {
+		if p.Err != nil {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", p.Pod.Namespace, p.Pod.Name, p.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run is the state shared by the pods of one invocation.
+type run struct {
+	rt    Runtime
+	opts  Options
+	obs   *observer
+	sink  *logSink
+	multi bool // more than one container in the run: prefix output lines
+	host  resolvConf
+	now   func() time.Time
+	prog  sync.Mutex
+}
+
+// Run runs the pods concurrently until each reaches the wait condition,
+// fails, times out or ctx is cancelled (a signal), then tears them down
+// unless Detach is set. Problems that stop a pod from running at all are
+// reported in its PodResult with outcome error.
+func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
+	if opts.Wait == "" {
+		opts.Wait = WaitAuto
+	}
+	if opts.ResolvConf == "" {
+		opts.ResolvConf = "/etc/resolv.conf"
+	}
+	if opts.Owner.RunID == "" {
+		o, err := NewOwner(opts.Detach)
+		if err != nil {
+			return nil, err
+		}
+		opts.Owner = o
+	}
+	host, err := readResolvConf(opts.ResolvConf)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
+	}
+	r := &run{
+		rt: rt, opts: opts, host: host, now: time.Now,
+		obs:  newObserver(rt, opts.Owner.RunID),
+		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
+	}
+	n := 0
+	for _, p := range pods {
+		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
+	}
+	r.multi = n > 1
+
+	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
+	if err := Reclaim(ctx, rt, opts.RootDir, r.progressf); err != nil {
+		r.progressf("warning: reclaiming leftovers: %v", err)
+	}
+	if err := checkNotRunning(ctx, rt, pods); err != nil {
+		return nil, err
+	}
+
+	waitCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	obsCtx, stopObs := context.WithCancel(context.Background())
+	defer stopObs()
+	go r.obs.run(obsCtx)
+
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Pods[i] = r.runPod(ctx, waitCtx, pod)
+		}()
+	}
+	wg.Wait()
+	return res, nil
+}
+
+// progressf writes one line of podrun's own progress.
+func (r *run) progressf(format string, args ...any) {
+	if r.opts.Progress == nil {
+		return
+	}
+	r.prog.Lock()
+	defer r.prog.Unlock()
+	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
+}
+
+// runPod runs one pod: set up, sync until the wait ends, tear down.
+func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod) PodResult {
+	p := newPodRun(r, pod)
+	o, err := p.syncLoop(waitCtx)
+	switch {
+	case err != nil:
+		o = outcomeError
+	case o == outcomeWaiting && ctx.Err() != nil:
+		o = outcomeInterrupted
+	case o == outcomeWaiting:
+		o = outcomeTimeout
+	}
+	switch o {
+	case outcomeError:
+		p.event("Failed", "%v", err)
+	case outcomeTimeout:
+		p.event("Timeout", "timed out after %s waiting for the pod (--timeout)", r.opts.Timeout)
+	case outcomeInterrupted:
+		p.event("Interrupted", "stopping")
+	}
+	res := PodResult{Pod: pod, Status: p.last, Outcome: o, Err: err}
+	if r.opts.Detach && o == outcomeReached {
+		p.logs.finishAll()
+		p.event("Detached", "leaving the pod running")
+		return res
+	}
+	if terr := p.teardown(); terr != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("tearing down: %w", terr))
+		if res.Outcome != outcomeError {
+			res.Outcome = outcomeError
+		}
+	}
+	return res
+}

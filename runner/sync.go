@@ -1,0 +1,330 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// podRun is the state of one pod during a run.
+type podRun struct {
+	r       *run
+	pod     *v1.Pod
+	uid     string
+	dataDir string // "" until created
+	logDir  string
+	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
+
+	sandboxes map[string]*runtimeapi.PodSandboxConfig // every sandbox created, by ID
+	ips       map[string][]string                     // sandbox ID → pod IPs
+	reasons   map[string]waitingReason                // container name → why it waits
+	backoff   backOff
+	images    map[string]string // image → ref, pulled or found in this run
+	startTime time.Time
+	started   bool // the first sync has started the pod
+	wake      <-chan struct{}
+	logs      *logSet
+
+	status *podStatus   // last observed
+	last   v1.PodStatus // last generated API status
+}
+
+func newPodRun(r *run, pod *v1.Pod) *podRun {
+	uid := string(pod.UID)
+	logsRoot, own := r.opts.PodLogsDir, false
+	if logsRoot == "" {
+		logsRoot, own = defaultLogDir(r.opts.RootDir), true
+	}
+	p := &podRun{
+		r: r, pod: pod, uid: uid,
+		logDir:    podLogDir(logsRoot, pod.Namespace, pod.Name, uid),
+		ownLogs:   own,
+		sandboxes: map[string]*runtimeapi.PodSandboxConfig{},
+		ips:       map[string][]string{},
+		reasons:   map[string]waitingReason{},
+		images:    map[string]string{},
+		wake:      r.obs.subscribe(uid),
+		status:    &podStatus{},
+	}
+	p.logs = newLogSet(r.sink, pod.Name, r.multi)
+	p.last = p.apiStatus()
+	return p
+}
+
+// event prints one progress line for the pod, named like a kubelet event.
+func (p *podRun) event(reason, format string, args ...any) {
+	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
+}
+
+func (p *podRun) apiStatus() v1.PodStatus {
+	return podStatusFor(statusInput{
+		Pod: p.pod, Status: p.status, Reasons: p.reasons,
+		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
+	})
+}
+
+// syncLoop observes, decides and acts until the wait for the pod is over or
+// ctx ends (outcomeWaiting then). An error means podrun cannot run the pod.
+func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
+	if err := p.setUp(); err != nil {
+		return outcomeError, err
+	}
+	for {
+		p.status = p.r.obs.podStatus(p.uid, p.ips)
+		p.logs.update(p.status)
+		p.last = p.apiStatus()
+		if o := waitOutcome(p.r.opts.Wait, p.pod, p.last, p.started); o != outcomeWaiting {
+			return o, nil
+		}
+
+		actions := computePodActions(planInput{Pod: p.pod, Status: p.status})
+		if actions.KillPod && !actions.CreateSandbox {
+			// Nothing runs and nothing will: the pod is over.
+			if p.last.Phase == v1.PodFailed {
+				return outcomeFailed, nil
+			}
+			return outcomeReached, nil
+		}
+		acted, nextWake, err := p.act(ctx, actions)
+		if ctx.Err() != nil {
+			return outcomeWaiting, nil
+		}
+		if err != nil {
+			return outcomeError, err
+		}
+		p.started = true
+		if acted {
+			if err := p.r.obs.poll(ctx); err != nil && ctx.Err() == nil {
+				return outcomeError, fmt.Errorf("observing the runtime: %w", err)
+			}
+			continue
+		}
+		if !p.sleep(ctx, nextWake) {
+			return outcomeWaiting, nil
+		}
+	}
+}
+
+// sleep waits until the observer reports a change for the pod, until
+// wakeAt (when set), or until ctx ends (false).
+func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
+	var timer <-chan time.Time
+	if !wakeAt.IsZero() {
+		t := time.NewTimer(time.Until(wakeAt))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.wake:
+	case <-timer:
+	}
+	return true
+}
+
+// setUp creates the pod's data dir.
+func (p *podRun) setUp() error {
+	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
+		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir,
+	})
+	if err != nil {
+		return err
+	}
+	p.dataDir = dir
+	p.startTime = p.r.now()
+	return nil
+}
+
+// act carries out a plan, in the order of the kubelet's SyncPod. It reports
+// whether it changed anything and, when a start was deferred by back-off,
+// when to look again.
+func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake time.Time, err error) {
+	// 1. Kill the pod before recreating its sandbox.
+	if a.KillPod && a.SandboxID != "" {
+		p.event("SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		if err := p.killPod(ctx, false); err != nil {
+			return true, nextWake, err
+		}
+		acted = true
+	}
+	// 2. Kill the containers the plan does not keep.
+	for id, k := range a.ContainersToKill {
+		p.event("Killing", "Stopping container %s: %s", k.Name, k.Message)
+		if err := p.r.rt.StopContainer(ctx, id, p.gracePeriod()); err != nil {
+			return true, nextWake, fmt.Errorf("stopping container %q: %w", k.Name, err)
+		}
+		acted = true
+	}
+	// 3. Create the sandbox.
+	sandboxID := a.SandboxID
+	if a.CreateSandbox {
+		id, err := p.createSandbox(ctx, a.Attempt)
+		if err != nil {
+			return true, nextWake, err
+		}
+		sandboxID, acted = id, true
+	}
+	// 4. Start init containers in order; a failing regular init container
+	// stops this sync, a failing sidecar does not.
+	for _, i := range a.InitContainersToStart {
+		c := &p.pod.Spec.InitContainers[i]
+		started, wakeAt, err := p.startContainer(ctx, sandboxID, c)
+		acted = acted || started
+		nextWake = earliest(nextWake, wakeAt)
+		if err != nil {
+			return acted, nextWake, err
+		}
+		if !started && !isSidecar(c) {
+			return acted, nextWake, nil
+		}
+	}
+	// 5. Start regular containers.
+	for _, i := range a.ContainersToStart {
+		started, wakeAt, err := p.startContainer(ctx, sandboxID, &p.pod.Spec.Containers[i])
+		acted = acted || started
+		nextWake = earliest(nextWake, wakeAt)
+		if err != nil {
+			return acted, nextWake, err
+		}
+	}
+	return acted, nextWake, nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// createSandbox runs a new sandbox for the pod and learns its IPs.
+func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
+	dns, warnings := dnsConfigFor(dnsInput{Pod: p.pod, Host: p.r.host, ClusterDNS: p.r.opts.ClusterDNS, ClusterDomain: p.r.opts.ClusterDomain})
+	for _, w := range warnings {
+		p.event("Warning", "%s", w)
+	}
+	cfg := sandboxConfig(sandboxInput{
+		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
+		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain,
+	})
+	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		return "", fmt.Errorf("creating the pod sandbox: %w", err)
+	}
+	p.sandboxes[id] = cfg
+	if !p.pod.Spec.HostNetwork {
+		st, err := p.r.rt.PodSandboxStatus(ctx, id, false)
+		if err != nil {
+			return "", fmt.Errorf("reading the pod sandbox status: %w", err)
+		}
+		if n := st.GetStatus().GetNetwork(); n != nil && n.Ip != "" {
+			ips := []string{n.Ip}
+			for _, ip := range n.AdditionalIps {
+				ips = append(ips, ip.Ip)
+			}
+			p.ips[id] = ips
+		}
+	}
+	return id, nil
+}
+
+// startContainer starts one container instance unless it is in back-off.
+// It reports whether it started one, and when a deferred start is due.
+func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Container) (bool, time.Time, error) {
+	now := p.r.now()
+	prev := p.status.latest(c.Name)
+	if prev != nil && prev.State == stateExited {
+		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
+			delay := until.Sub(prev.FinishedAt)
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, p.pod.Name, p.pod.Namespace, p.uid)
+			if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
+				p.event("BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, p.pod.Name, p.pod.Namespace, p.uid)
+			}
+			p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
+			return false, until, nil
+		}
+		p.backoff.next(c.Name, now)
+	}
+
+	sandboxCfg := p.sandboxes[sandboxID]
+	ref, err := p.ensureImage(ctx, c, sandboxCfg)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	restartCount := 0
+	if prev != nil {
+		restartCount = prev.RestartCount + 1
+	}
+	cfg, err := containerConfig(containerInput{Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner})
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateContainerErr, Message: err.Error()}
+		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
+	}
+	p.event("Created", "Created container %s", c.Name)
+	if err := p.r.rt.StartContainer(ctx, id); err != nil {
+		// The container ends up exited; the restart policy decides what next.
+		p.reasons[c.Name] = waitingReason{Reason: reasonRunContainerError, Message: err.Error()}
+		p.event("Failed", "Error: %s: %v", reasonRunContainerError, err)
+		return true, time.Time{}, nil
+	}
+	delete(p.reasons, c.Name)
+	p.event("Started", "Started container %s", c.Name)
+	return true, time.Time{}, nil
+}
+
+// ensureImage makes sure the runtime has the container's image, pulling it
+// as imagePullPolicy says, and returns the image reference to create with.
+func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	image := imageWithDefaultTag(c.Image)
+	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
+		return ref, nil
+	}
+	st, err := p.r.rt.ImageStatus(ctx, image)
+	if err != nil {
+		return "", &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
+	}
+	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonErrImageNeverPull, Message: err.(*pullError).Message}
+		return "", err
+	}
+	if !pull {
+		p.event("Pulled", "Container image %q already present on machine", c.Image)
+		ref := st.Id
+		p.images[image] = ref
+		return ref, nil
+	}
+	p.event("Pulling", "Pulling image %q", c.Image)
+	start := p.r.now()
+	ref, err := p.r.rt.PullImage(ctx, image, nil, sandboxCfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
+		return "", &pullError{Reason: reasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
+	}
+	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(start).Round(time.Millisecond))
+	p.images[image] = ref
+	return ref, nil
+}
+
+// gracePeriod is the pod's termination grace period in seconds, at least
+// the kubelet's minimum of 2.
+func (p *podRun) gracePeriod() int64 {
+	const minimumGracePeriodSeconds = 2
+	g := int64(v1.DefaultTerminationGracePeriodSeconds)
+	if p.pod.Spec.TerminationGracePeriodSeconds != nil {
+		g = *p.pod.Spec.TerminationGracePeriodSeconds
+	}
+	return max(g, minimumGracePeriodSeconds)
+}

@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// teardownSlack bounds the teardown beyond the grace period: the runtime
+// calls after the containers are stopped take well under this.
+const teardownSlack = 60 * time.Second
+
+// teardown stops the pod's containers with the grace period, stops and
+// removes every sandbox of the pod, and removes its data dir and podrun's
+// own log dir. It runs under its own bounded context, so that it still
+// runs after the run's context is cancelled, and counts not-found as done.
+func (p *podRun) teardown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.gracePeriod())*time.Second+teardownSlack)
+	defer cancel()
+	var errs []error
+	if err := p.killPod(ctx, true); err != nil {
+		errs = append(errs, err)
+	}
+	p.logs.finishAll()
+	for _, id := range p.sandboxIDs(ctx) {
+		if err := p.r.rt.RemovePodSandbox(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))
+		}
+	}
+	if p.ownLogs {
+		if err := removeDirSafely(p.logDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if p.dataDir != "" {
+		if err := removeDirSafely(p.dataDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sandboxIDs lists every sandbox of the pod in this run: those podrun
+// recorded, and any the runtime has that a lost reply hid from it.
+func (p *podRun) sandboxIDs(ctx context.Context) []string {
+	ids := map[string]bool{}
+	for id := range p.sandboxes {
+		ids[id] = true
+	}
+	sbs, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
+		LabelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid,
+	}})
+	if err == nil {
+		for _, sb := range sbs {
+			ids[sb.Id] = true
+		}
+	}
+	return sortedKeys(ids)
+}
+
+// killPod stops the pod's running containers — regular and init containers
+// together, then sidecars one by one in reverse spec order, as the kubelet's
+// termination ordering does — and then stops every sandbox. With
+// honourForce, a closed Options.Force cuts every grace period to zero.
+func (p *podRun) killPod(ctx context.Context, honourForce bool) error {
+	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
+		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+		LabelSelector: map[string]string{LabelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid},
+	})
+	if err != nil {
+		return fmt.Errorf("listing the pod's containers: %w", err)
+	}
+	byName := map[string][]string{}
+	for _, c := range ctrs {
+		name := c.Labels[labelContainerName]
+		byName[name] = append(byName[name], c.Id)
+	}
+	var first []string
+	var sidecars [][]string
+	for i := range p.pod.Spec.InitContainers {
+		c := &p.pod.Spec.InitContainers[i]
+		if isSidecar(c) {
+			sidecars = append([][]string{byName[c.Name]}, sidecars...) // reverse order
+		} else {
+			first = append(first, byName[c.Name]...)
+		}
+		delete(byName, c.Name)
+	}
+	for _, ids := range byName {
+		first = append(first, ids...)
+	}
+	var force <-chan struct{}
+	if honourForce {
+		force = p.r.opts.Force
+	}
+	var errs []error
+	for _, batch := range append([][]string{first}, sidecars...) {
+		errs = append(errs, p.stopContainers(ctx, batch, force))
+	}
+	for _, id := range p.sandboxIDs(ctx) {
+		if err := p.r.rt.StopPodSandbox(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("stopping pod sandbox %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopContainers stops containers in parallel with the grace period; when
+// force closes first, they are stopped again with no grace.
+func (p *podRun) stopContainers(ctx context.Context, ids []string, force <-chan struct{}) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	grace := p.gracePeriod()
+	var wg sync.WaitGroup
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := p.containerName(id)
+			p.event("Killing", "Stopping container %s", name)
+			done := make(chan error, 1)
+			go func() { done <- p.r.rt.StopContainer(ctx, id, grace) }()
+			select {
+			case err := <-done:
+				errs[i] = err
+			case <-force:
+				p.event("Killing", "Killing container %s now (second signal)", name)
+				errs[i] = p.r.rt.StopContainer(ctx, id, 0)
+				<-done
+			}
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("stopping container %s: %w", name, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (p *podRun) containerName(id string) string {
+	for _, c := range p.status.Containers {
+		if c.ID == id {
+			return c.Name
+		}
+	}
+	return id
+}
