@@ -132,7 +132,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			},
 			{
 				Name: "ps", Usage: "list the pods podrun runs on this node",
-				Flags: append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json or yaml"}),
+				Flags:  append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json or yaml"}),
 				Action: func(c *cli.Context) error { return psAction(c, stdout) },
 			},
 			{

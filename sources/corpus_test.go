@@ -29,6 +29,48 @@ var corpusFailures = map[string]string{
 	"pods/security/seccomp/profiles/violation.json": "document 1: kind: Required value",
 }
 
+// corpusChecks look closer at a few corpus files that load.
+var corpusChecks = map[string]func(t *testing.T, s *Set){
+	"pods/pod-rs.yaml": func(t *testing.T, s *Set) {
+		if got := strings.Join(podNames(s), " "); got != "pod1 pod2" {
+			t.Errorf("pods %q, want pod1 pod2", got)
+		}
+	},
+	"configmap/configmaps.yaml": func(t *testing.T, s *Set) {
+		if len(s.ConfigMaps) != 2 || s.ConfigMaps[0].Data["special.how"] != "very" || s.ConfigMaps[1].Origin.Doc != 2 {
+			t.Errorf("configmaps %+v", s.ConfigMaps)
+		}
+	},
+	"pods/config/example-redis-config.yaml": func(t *testing.T, s *Set) {
+		if got, want := s.ConfigMaps[0].Data["redis-config"], "maxmemory 2mb\nmaxmemory-policy allkeys-lru\n"; got != want {
+			t.Errorf("redis-config %q, want %q", got, want)
+		}
+	},
+	"admin/logging/two-files-counter-pod.yaml": func(t *testing.T, s *Set) {
+		args := s.Pods[0].Spec.Containers[0].Args
+		if len(args) != 3 || !strings.HasPrefix(args[2], "i=0; while true; do\n  echo") || !strings.HasSuffix(args[2], "done\n") {
+			t.Errorf("args %q", args)
+		}
+	},
+	"pods/emptydir-volume-mode.yaml": func(t *testing.T, s *Set) {
+		v := s.Pods[0].Spec.Volumes[0].EmptyDir
+		if v == nil || v.Mode == nil || *v.Mode != 0o1777 {
+			t.Errorf("emptyDir %+v, want mode 01777", v)
+		}
+	},
+	"pods/inject/secret.yaml": func(t *testing.T, s *Set) {
+		if got := string(s.Secrets[0].Data["password"]); got != "39528$vdg7Jb" {
+			t.Errorf("password %q", got)
+		}
+	},
+	"pods/private-reg-pod.yaml": func(t *testing.T, s *Set) {
+		// An unparsable image is the runtime's problem (InvalidImageName).
+		if got := s.Pods[0].Spec.Containers[0].ImagePullPolicy; got != "IfNotPresent" {
+			t.Errorf("imagePullPolicy %s", got)
+		}
+	},
+}
+
 func TestCorpus(t *testing.T) {
 	if _, err := os.Stat(corpusDir); err != nil {
 		t.Skipf("corpus not available: %v", err)
@@ -64,11 +106,19 @@ func TestCorpus(t *testing.T) {
 			case !mustFail && set.len() == 0:
 				t.Fatal("no objects")
 			}
+			if check := corpusChecks[rel]; check != nil {
+				check(t, set)
+			}
 		})
 	}
 	for rel := range corpusFailures {
 		if !seen[rel] {
 			t.Errorf("expected failure %s is not in the corpus", rel)
+		}
+	}
+	for rel := range corpusChecks {
+		if !seen[rel] {
+			t.Errorf("checked file %s is not in the corpus", rel)
 		}
 	}
 }

@@ -168,7 +168,9 @@ func (d *decoder) parsed(n int, raw []byte, v any, probs []problem, err error) (
 		return document{}, false
 	}
 	if len(probs) > 0 {
-		d.problems(o, "", "", probs)
+		m, _ := v.(map[string]any)
+		kind, _, name := typeMeta(m)
+		d.problems(o, kind, name, probs)
 		return document{}, false
 	}
 	return document{origin: o, raw: raw, value: v}, true
@@ -198,26 +200,31 @@ func jsonStream(chunk []byte) ([]json.RawMessage, bool) {
 }
 
 // parseJSON decodes one JSON value and reports duplicate fields.
+// With duplicates, the value is still returned (the last one wins) so
+// that errors can name the object.
 func parseJSON(raw []byte) (any, []problem, error) {
-	if probs := jsonDuplicates(raw); len(probs) > 0 {
-		return nil, probs, nil
-	}
 	v, err := decodeGeneric(raw)
-	return v, nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, jsonDuplicates(raw), nil
 }
 
 // parseYAML converts one YAML document to a generic JSON value. Duplicate
 // fields are errors; their paths come from a second, ordered parse.
+// With duplicates, the leniently parsed value is returned too, so that
+// errors can name the object.
 func parseYAML(chunk []byte) (any, []problem, error) {
 	j, err := yaml.YAMLToJSONStrict(chunk)
 	if err != nil {
-		if _, lerr := yaml.YAMLToJSON(chunk); lerr == nil {
+		if lj, lerr := yaml.YAMLToJSON(chunk); lerr == nil {
 			var ms yamlv2.MapSlice
 			if yamlv2.Unmarshal(chunk, &ms) == nil {
 				var probs []problem
 				yamlDuplicates(ms, nil, &probs)
 				if len(probs) > 0 {
-					return nil, probs, nil
+					v, _ := decodeGeneric(lj)
+					return v, probs, nil
 				}
 			}
 		}

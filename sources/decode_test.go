@@ -230,13 +230,13 @@ spec:
 			name:   "duplicate YAML field",
 			source: "pod.yaml",
 			data:   "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: app\n    image: nginx\n    image: busybox\n",
-			want:   []string{`pod.yaml: document 1: spec.containers[0].image: duplicate field`},
+			want:   []string{`pod.yaml: document 1 (Pod "web"): spec.containers[0].image: duplicate field`},
 		},
 		{
 			name:   "duplicate JSON field",
 			source: "pod.json",
 			data:   `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","name":"x"},"spec":{"containers":[]}}`,
-			want:   []string{`pod.json: document 1: metadata.name: duplicate field`},
+			want:   []string{`pod.json: document 1 (Pod "x"): metadata.name: duplicate field`},
 		},
 		{
 			name:   "YAML syntax error names the document",

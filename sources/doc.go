@@ -20,9 +20,13 @@
 //     "-<nodename>" suffix is not added;
 //   - no NoExecute toleration is added to file pods.
 //
+// Documents are numbered from 1, counting only non-empty ones: a document
+// of nothing but comments or whitespace is skipped and not counted. Line
+// numbers in YAML syntax errors count from the start of their document.
+//
 // Each stage has its own file: load.go reads specs, decode.go splits
 // documents and dispatches kinds, strict.go checks fields against the Go
 // types, defaults.go and imageref.go apply API defaulting, validate.go
-// checks what podrun relies on, uid.go computes object UIDs and
-// errors.go renders errors.
+// checks what podrun relies on, duplicates.go finds objects defined
+// twice, uid.go computes object UIDs and errors.go renders errors.
 package sources
