@@ -540,10 +540,9 @@ func TestGetContainerEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the fake has the subscriber before making events.
-	for !slices.Contains(s.Calls(), "GetContainerEvents") {
+	for s.EventSubscribers() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
 
 	pcfg := podConfig("ev")
 	podID, err := c.RunPodSandbox(ctx, pcfg, "")

@@ -5,7 +5,9 @@
 // A Client wraps one gRPC connection. Every call runs under its own timeout
 // derived from the caller's context (CallTimeout; PullImage and event
 // streams are bounded by the caller alone), and waits for the connection to
-// come back when the runtime restarts instead of failing at once.
+// come back when the runtime restarts instead of failing at once; calls that
+// are safe to repeat (status, list, stop, remove, image calls) are also
+// retried when the connection breaks under them.
 //
 // Errors are short verb phrases ("stopping container \"abc\": ...") that wrap
 // the gRPC status, so status.FromError, status.Code and IsNotFound keep

@@ -49,6 +49,14 @@ func (r *runtimeServer) GetContainerEvents(req *runtimeapi.GetEventsRequest, str
 	}
 }
 
+// EventSubscribers returns how many GetContainerEvents streams are open, so
+// a test can wait for its subscription before it makes events.
+func (s *Server) EventSubscribers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.subs)
+}
+
 // emit sends an event about c to every subscriber. Called with s.mu held.
 func (s *Server) emit(c *container, typ runtimeapi.ContainerEventType) {
 	if len(s.subs) == 0 {
