@@ -1,0 +1,47 @@
+# podrun — run Kubernetes Pod manifests once on the node's CRI runtime.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/podrun
+TESTBED := hack/testbed.sh
+E2E_TIMEOUT ?= 60m
+
+.PHONY: help build demo test unit e2e bench testbed-up testbed-down vet clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/podrun
+	$(GO) build -o $(BIN) .
+
+testbed-up: ## install and start the testbed (containerd, runc, CNI, registries, images)
+	bash $(TESTBED) up
+
+testbed-down: ## stop what the testbed started
+	bash $(TESTBED) down
+
+demo: build testbed-up ## install what is needed, then run a demo pod through podrun
+	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
+	./$(BIN) --root-dir /var/lib/podrun-demo -f testdata/demo.yaml
+
+vet: ## go vet every package
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
+
+unit: ## unit tests: pure tables, the fake CRI server, the CLI
+	$(GO) test -count=1 ./...
+
+e2e: build testbed-up ## end-to-end tests of bin/podrun against the real testbed
+	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
+	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run 'E2E' -v ./ 2>&1 | tee /tmp/podrun-e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; \
+	exit $${PIPESTATUS[0]}
+
+test: vet unit e2e ## every test: vet, unit and end-to-end (what CI runs)
+
+bench: build testbed-up ## compare podrun with the bare CRI call sequence (1 and 10 pods)
+	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
+	$(GO) run ./hack/bench -podrun ./$(BIN)
+
+clean: ## remove build output
+	rm -rf bin
