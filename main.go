@@ -55,6 +55,22 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// flagCtx returns the context that set the flag: `podrun -r X run -f Y`
+// sets -r on the app and -f on the run command, and both count.
+func flagCtx(c *cli.Context, name string) *cli.Context {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return ctx
+		}
+	}
+	return c
+}
+
+func str(c *cli.Context, name string) string             { return flagCtx(c, name).String(name) }
+func boolean(c *cli.Context, name string) bool           { return flagCtx(c, name).Bool(name) }
+func strs(c *cli.Context, name string) []string          { return flagCtx(c, name).StringSlice(name) }
+func duration(c *cli.Context, name string) time.Duration { return flagCtx(c, name).Duration(name) }
+
 func podrunError(err error) error { return &exitError{code: runner.ExitPodrunError, err: err} }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -199,25 +215,25 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if c.NArg() > 0 {
 		return podrunError(fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", c.Args().First()))
 	}
-	specs := c.StringSlice("filename")
+	specs := strs(c, "filename")
 	if len(specs) == 0 {
 		return podrunError(errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)"))
 	}
-	wait, err := runner.ParseWaitMode(c.String("wait"))
+	wait, err := runner.ParseWaitMode(str(c, "wait"))
 	if err != nil {
 		return podrunError(err)
 	}
-	output := c.String("output")
+	output := str(c, "output")
 	switch output {
 	case "text", "json", "yaml":
 	default:
 		return podrunError(fmt.Errorf("invalid --output %q: want text, json or yaml", output))
 	}
-	headers, err := parseHeaders(c.StringSlice("manifest-url-header"))
+	headers, err := parseHeaders(strs(c, "manifest-url-header"))
 	if err != nil {
 		return podrunError(err)
 	}
-	nodeName := strings.ToLower(c.String("node-name"))
+	nodeName := strings.ToLower(str(c, "node-name"))
 	if nodeName == "" {
 		return podrunError(errors.New("--node-name is empty and the host name is unknown"))
 	}
@@ -241,7 +257,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 
 	// 2. Connect to the runtime and check it is ready.
-	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	rt, err := dial(ctx, str(c, "runtime-endpoint"))
 	if err != nil {
 		return podrunError(err)
 	}
@@ -256,7 +272,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 
 	// 3. Run.
 	var progress io.Writer = stderr
-	if c.Bool("quiet") {
+	if boolean(c, "quiet") {
 		progress = nil
 	}
 	ctrOut := stdout
@@ -264,19 +280,19 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		ctrOut = stderr
 	}
 	res, err := runner.Run(ctx, rt, pods, runner.Options{
-		RootDir:       c.String("root-dir"),
-		PodLogsDir:    c.String("pod-logs-dir"),
+		RootDir:       str(c, "root-dir"),
+		PodLogsDir:    str(c, "pod-logs-dir"),
 		NodeName:      nodeName,
 		HostIP:        hostIP(),
 		Wait:          wait,
-		Timeout:       c.Duration("timeout"),
-		Detach:        c.Bool("detach"),
+		Timeout:       duration(c, "timeout"),
+		Detach:        boolean(c, "detach"),
 		Stdout:        ctrOut,
 		Stderr:        stderr,
 		Progress:      progress,
 		RuntimeName:   ver.RuntimeName,
-		ClusterDNS:    c.StringSlice("cluster-dns"),
-		ClusterDomain: c.String("cluster-domain"),
+		ClusterDNS:    strs(c, "cluster-dns"),
+		ClusterDomain: str(c, "cluster-domain"),
 		Force:         force,
 	})
 	if err != nil {
@@ -386,7 +402,7 @@ func hostIP() string {
 func psAction(c *cli.Context, stdout io.Writer) error {
 	ctx, _, _, stop := signals()
 	defer stop()
-	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	rt, err := dial(ctx, str(c, "runtime-endpoint"))
 	if err != nil {
 		return podrunError(err)
 	}
@@ -395,13 +411,13 @@ func psAction(c *cli.Context, stdout io.Writer) error {
 	if err != nil {
 		return podrunError(err)
 	}
-	switch c.String("output") {
+	switch str(c, "output") {
 	case "json", "yaml":
 		b, err := json.MarshalIndent(pods, "", "    ")
 		if err != nil {
 			return podrunError(err)
 		}
-		if c.String("output") == "yaml" {
+		if str(c, "output") == "yaml" {
 			b, _ = yaml.JSONToYAML(b)
 		} else {
 			b = append(b, '\n')
@@ -423,28 +439,28 @@ func psAction(c *cli.Context, stdout io.Writer) error {
 		}
 		tw.Flush()
 	default:
-		return podrunError(fmt.Errorf("invalid --output %q: want table, json or yaml", c.String("output")))
+		return podrunError(fmt.Errorf("invalid --output %q: want table, json or yaml", str(c, "output")))
 	}
 	return nil
 }
 
 func downAction(c *cli.Context, stderr io.Writer) error {
-	if c.NArg() == 0 && !c.Bool("all") {
+	if c.NArg() == 0 && !boolean(c, "all") {
 		return podrunError(errors.New("name the pods to tear down (NAME, NAMESPACE/NAME or UID) or use --all"))
 	}
 	ctx, _, _, stop := signals()
 	defer stop()
-	rt, err := dial(ctx, c.String("runtime-endpoint"))
+	rt, err := dial(ctx, str(c, "runtime-endpoint"))
 	if err != nil {
 		return podrunError(err)
 	}
 	defer rt.Close()
 	progress := func(format string, args ...any) {
-		if !c.Bool("quiet") {
+		if !boolean(c, "quiet") {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	if err := runner.Down(ctx, rt, c.Args().Slice(), c.Bool("all"), progress); err != nil {
+	if err := runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress); err != nil {
 		return podrunError(err)
 	}
 	return nil
