@@ -23,14 +23,20 @@ const staleTempDirAge = time.Minute
 // reclaimed: never for detached pods, and only when the owner is gone.
 func reclaimable(o Owner) bool { return !o.Detached && !o.Alive() }
 
-// Reclaim tears down what earlier podruns left behind when their process
-// is gone (SIGKILL, crash): their sandboxes with their containers, their
-// data dirs and their log dirs. Detached pods are left alone.
-func Reclaim(ctx context.Context, rt Runtime, rootDir string, progressf func(string, ...any)) error {
+// listManaged lists every sandbox podrun created on this runtime.
+func listManaged(ctx context.Context, rt Runtime) ([]*runtimeapi.PodSandbox, error) {
 	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
 	if err != nil {
-		return fmt.Errorf("listing sandboxes: %w", err)
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
+	return sbs, nil
+}
+
+// reclaim tears down what earlier podruns left behind when their process
+// is gone (SIGKILL, crash): their sandboxes (from sbs, podrun's sandboxes)
+// with their containers, their data dirs and their log dirs. Detached pods
+// are left alone.
+func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
 	var errs []error
 	for _, sb := range sbs {
 		if !reclaimable(ownerFromLabels(sb.Labels)) {
@@ -131,17 +137,14 @@ func isUnder(path, dir string) bool {
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
 }
 
-// checkNotRunning refuses pods that a live or detached podrun already runs:
-// two runs of the same pod would fight over its sandbox and data dir.
-func checkNotRunning(ctx context.Context, rt Runtime, pods []*v1.Pod) error {
-	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
-	if err != nil {
-		return fmt.Errorf("listing sandboxes: %w", err)
-	}
+// checkNotRunning refuses pods that a live or detached podrun already runs
+// (sbs: podrun's sandboxes): two runs of the same pod would fight over its
+// sandbox and data dir.
+func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
 	var errs []error
 	for _, pod := range pods {
 		for _, sb := range sbs {
-			if sb.Labels[labelPodUID] != string(pod.UID) {
+			if sb.Labels[labelPodUID] != string(pod.UID) || reclaimable(ownerFromLabels(sb.Labels)) {
 				continue
 			}
 			o := ownerFromLabels(sb.Labels)
@@ -174,10 +177,14 @@ type PodInfo struct {
 
 // List returns podrun's pods, one per sandbox, sorted by namespace and name.
 func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
-	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
+	sbs, err := listManaged(ctx, rt)
 	if err != nil {
-		return nil, fmt.Errorf("listing sandboxes: %w", err)
+		return nil, err
 	}
+	return podInfos(sbs), nil
+}
+
+func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 	out := make([]PodInfo, 0, len(sbs))
 	for _, sb := range sbs {
 		o := ownerFromLabels(sb.Labels)
@@ -201,7 +208,7 @@ func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
 		}
 		return out[i].Attempt < out[j].Attempt
 	})
-	return out, nil
+	return out
 }
 
 // matchPod reports whether a `podrun down` argument names the pod: NAME
@@ -218,14 +225,11 @@ func matchPod(arg string, info PodInfo) bool {
 // dirs removed. With all, every podrun pod; otherwise the named ones, each
 // of which must exist.
 func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
-	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelManaged: "true"}})
-	if err != nil {
-		return fmt.Errorf("listing sandboxes: %w", err)
-	}
-	infos, err := List(ctx, rt)
+	sbs, err := listManaged(ctx, rt)
 	if err != nil {
 		return err
 	}
+	infos := podInfos(sbs)
 	var errs []error
 	want := map[string]bool{}
 	for _, a := range args {

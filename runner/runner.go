@@ -119,10 +119,14 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	r.multi = n > 1
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
-	if err := Reclaim(ctx, rt, opts.RootDir, r.progressf); err != nil {
+	sbs, err := listManaged(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	if err := reclaim(ctx, rt, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
-	if err := checkNotRunning(ctx, rt, pods); err != nil {
+	if err := checkNotRunning(pods, sbs); err != nil {
 		return nil, err
 	}
 
