@@ -153,8 +153,10 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 		}
 		s.Started = &started
 		// A container that will start again shows why it is waiting, with
-		// its last run as the last state.
-		if r, ok := in.Reasons[c.Name]; ok && cur.State != stateRunning && !in.Terminal {
+		// its last run as the last state. One that will not (restartPolicy
+		// Never, or OnFailure after exit 0) shows how it ended.
+		willStart := isSidecar(c) || shouldRestart(in.Pod, cur)
+		if r, ok := in.Reasons[c.Name]; ok && cur.State != stateRunning && !in.Terminal && willStart {
 			if s.State.Terminated != nil {
 				s.LastTerminationState.Terminated = s.State.Terminated
 			}
