@@ -247,7 +247,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 	}
 	switch {
-	case pendingInit > 0 && !initialized, waiting > 0:
+	case pendingInit > 0, waiting > 0: // pending sidecars count only before initialisation
 		return v1.PodPending
 	case running > 0 && unknown == 0:
 		return v1.PodRunning
