@@ -93,6 +93,8 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 			return outcomeWaiting, nil
 		}
 		if err != nil {
+			// Report the reason the act recorded (ErrImageNeverPull, ...).
+			p.last = p.apiStatus()
 			return outcomeError, err
 		}
 		p.started = true
