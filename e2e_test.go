@@ -21,6 +21,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -1167,9 +1168,16 @@ func TestE2EDownAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(infos) == 0 {
+		live := infos[:0]
+		for _, in := range infos {
+			if !in.Orphaned { // orphans are garbage: any run reclaims them
+				live = append(live, in)
+			}
+		}
+		if len(live) == 0 {
 			break
 		}
+		infos = live
 		if time.Now().After(deadline) {
 			t.Skipf("not running `podrun down --all`: other podrun pods run on this node and would be torn down: %+v", infos)
 		}
@@ -1520,5 +1528,433 @@ func TestE2EPodIP(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, p.Status.PodIP) {
 		t.Errorf("the container's eth0 does not carry the podIP %s\n%s", p.Status.PodIP, r.stderr)
+	}
+}
+
+// ------------------------------------------------------------- more sources --
+
+func TestE2ESourceHTTPSLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	body := podManifest("e2e-src-https", "Never", "busybox:1.28", 2, "echo from https")
+	big := strings.Repeat("#", 11<<20) + "\n" + podManifest("e2e-src-big", "Never", "busybox:1.28", 2, "echo must not run")
+	hang := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pod.yaml":
+			w.Write([]byte(body))
+		case "/big.yaml":
+			w.Write([]byte(big))
+		case "/hang.yaml":
+			select {
+			case <-hang:
+			case <-time.After(30 * time.Second):
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer func() { close(hang); srv.Close() }()
+	// podrun trusts the test server through SSL_CERT_FILE.
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	var pemBuf bytes.Buffer
+	pemBuf.WriteString("-----BEGIN CERTIFICATE-----\n")
+	enc := base64Lines(srv.Certificate().Raw)
+	pemBuf.WriteString(enc)
+	pemBuf.WriteString("-----END CERTIFICATE-----\n")
+	if err := os.WriteFile(ca, pemBuf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sslEnv := "SSL_CERT_FILE=" + ca
+
+	// Anything over 10 MiB is refused.
+	r := e.runPodrun([]string{"-f", srv.URL + "/big.yaml"}, "", sslEnv)
+	expectCode(t, r, 125)
+	if !strings.Contains(r.stderr, srv.URL+"/big.yaml") {
+		t.Errorf("the error does not name the URL\n%s", r)
+	}
+	// A server that does not answer: 10 s timeout.
+	r = e.runPodrun([]string{"-f", srv.URL + "/hang.yaml"}, "", sslEnv)
+	expectCode(t, r, 125)
+	if r.elapsed < 9*time.Second || r.elapsed > 20*time.Second {
+		t.Errorf("a hanging URL failed after %s, want about 10s", r.elapsed)
+	}
+	if !strings.Contains(r.stderr, srv.URL+"/hang.yaml") {
+		t.Errorf("the error does not name the URL\n%s", r)
+	}
+	// Without trusting the server's certificate.
+	r = e.runPodrun([]string{"-f", srv.URL + "/pod.yaml"}, "")
+	expectCode(t, r, 125)
+	expectNothingCreated(t, e)
+
+	r = e.runPodrun([]string{"-q", "-f", srv.URL + "/pod.yaml"}, "", sslEnv)
+	expectCode(t, r, 0)
+	if r.stdout != "from https\n" {
+		t.Errorf("stdout %q\n%s", r.stdout, r)
+	}
+}
+
+func base64Lines(b []byte) string {
+	s := base64.StdEncoding.EncodeToString(b)
+	var out strings.Builder
+	for len(s) > 64 {
+		out.WriteString(s[:64] + "\n")
+		s = s[64:]
+	}
+	out.WriteString(s + "\n")
+	return out.String()
+}
+
+func TestE2ESourceJSONPodListConfigMap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	jsonPod := write("pod.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"e2e-json"},
+  "spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":2,
+  "containers":[{"name":"c","image":"busybox:1.28","command":["sh","-c","echo from json"]}]}}`)
+	podList := write("podlist.yaml", `apiVersion: v1
+kind: PodList
+items:
+- metadata: {name: e2e-podlist-a}
+  spec:
+    restartPolicy: Never
+    terminationGracePeriodSeconds: 2
+    containers: [{name: c, image: "busybox:1.28", command: ["sh", "-c", "echo podlist a"]}]
+`)
+	withCM := write("with-cm.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: e2e-cm}
+data: {k: v}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: e2e-secret}
+stringData: {k: v}
+---
+{apiVersion: "v1", kind: "Pod", metadata: {name: "e2e-kyaml"},
+ spec: {restartPolicy: "Never", terminationGracePeriodSeconds: 2,
+  containers: [{name: "c", image: "busybox:1.28", command: ["sh", "-c", "echo from kyaml"]}]}}
+`)
+	r := e.runPodrun([]string{"-o", "json", "-f", jsonPod, "-f", podList, "-f", withCM}, "")
+	expectCode(t, r, 0)
+	pods := parseList(t, r.stdout)
+	if got := strings.Join(podNames(pods), ","); got != "e2e-json,e2e-podlist-a,e2e-kyaml" {
+		t.Errorf("pods %s, want e2e-json,e2e-podlist-a,e2e-kyaml", got)
+	}
+	for _, w := range []string{"from json", "podlist a", "from kyaml"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q\n%s", w, r)
+		}
+	}
+}
+
+// --------------------------------------------------------------- usage --
+
+func TestE2EUsageErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := testdata("exit0.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "-f"},
+		{[]string{"run"}, "-f"},
+		{[]string{"--wait", "bogus", "-f", m}, "bogus"},
+		{[]string{"-o", "xml", "-f", m}, "xml"},
+		{[]string{"--bogus", "-f", m}, "bogus"},
+		{[]string{"run", "--bogus", "-f", m}, "bogus"},
+		{[]string{"-f", m, "extra"}, "extra"},
+		{[]string{"--timeout", "soon", "-f", m}, "soon"},
+		{[]string{"--manifest-url-header", "novalue", "-f", m}, "novalue"},
+		{[]string{"down"}, "--all"},
+	} {
+		r := e.runPodrun(c.args, "")
+		if r.code != 125 {
+			t.Errorf("podrun %v: exit %d, want 125\n%s", c.args, r.code, r)
+		}
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("podrun %v: stderr lacks %q\n%s", c.args, c.want, r)
+		}
+		if strings.Contains(r.stdout, "all good") {
+			t.Errorf("podrun %v ran the pod", c.args)
+		}
+	}
+	expectNothingCreated(t, e)
+}
+
+// ------------------------------------------------- logs dir, node, config --
+
+func TestE2EPodLogsDir(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	logs := filepath.Join(t.TempDir(), "podlogs")
+	m := manifest(t, "pod.yaml", podManifest("e2e-logsdir", "Never", "busybox:1.28", 2, "echo kept-line; echo kept-err >&2"))
+	r := e.runPodrun([]string{"-o", "json", "--pod-logs-dir", logs, "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	file := filepath.Join(logs, "default_e2e-logsdir_"+string(p.UID), "c", "0.log")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		entries, _ := filepath.Glob(filepath.Join(logs, "*", "*", "*"))
+		t.Fatalf("the pod log is not kept at %s: %v (found %v)", file, err, entries)
+	}
+	for _, w := range []string{" stdout F kept-line\n", " stderr F kept-err\n"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("%s lacks a CRI log line %q:\n%s", file, w, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "logs", "default_e2e-logsdir_"+string(p.UID))); err == nil {
+		t.Errorf("a log dir was made under --root-dir too")
+	}
+}
+
+func TestE2ENodeNameAndUID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", podManifest("e2e-node", "Never", "busybox:1.28", 2, "true"))
+	uidOf := func(args ...string) (*v1.Pod, result) {
+		r := e.runPodrun(append([]string{"-q", "-o", "json", "-f", m}, args...), "")
+		expectCode(t, r, 0)
+		return parsePod(t, r.stdout), r
+	}
+	a, _ := uidOf("--node-name", "E2E-Node-A")
+	if a.Spec.NodeName != "e2e-node-a" {
+		t.Errorf("spec.nodeName %q, want e2e-node-a (lower-cased)", a.Spec.NodeName)
+	}
+	a2, _ := uidOf("--node-name", "e2e-node-a")
+	b, _ := uidOf("--node-name", "e2e-node-b")
+	if a.UID == "" || a.UID != a2.UID {
+		t.Errorf("same source, content and node: UIDs %q and %q, want equal", a.UID, a2.UID)
+	}
+	if a.UID == b.UID {
+		t.Errorf("another node name gave the same UID %q", a.UID)
+	}
+	host, _ := os.Hostname()
+	d, _ := uidOf()
+	if d.Spec.NodeName != strings.ToLower(host) {
+		t.Errorf("default spec.nodeName %q, want the host name %q", d.Spec.NodeName, strings.ToLower(host))
+	}
+}
+
+func TestE2EContainerConfig(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-config
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1.28
+    workingDir: /tmp
+    env:
+    - {name: A, value: alpha}
+    - {name: B, value: "$(A)-beta"}
+    command: ["sh", "-c"]
+    args: ["echo cwd=$(pwd) B=$B host=$(hostname) arg=$(A)"]
+`)
+	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	expectCode(t, r, 0)
+	if want := "cwd=/tmp B=alpha-beta host=e2e-config arg=alpha\n"; r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+}
+
+// ----------------------------------------------------- output edge cases --
+
+func TestE2EOutputAfterImageError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-out-never-pull
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: podrun.invalid/e2e/absent:2
+    imagePullPolicy: Never
+`)
+	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	expectCode(t, r, 125)
+	p := parsePod(t, r.stdout)
+	if len(p.Status.ContainerStatuses) != 1 {
+		t.Fatalf("containerStatuses %+v", p.Status.ContainerStatuses)
+	}
+	// As the kubelet reports it: waiting with reason ErrImageNeverPull.
+	w := p.Status.ContainerStatuses[0].State.Waiting
+	if w == nil || w.Reason != "ErrImageNeverPull" {
+		t.Errorf("container state %+v, want waiting with reason ErrImageNeverPull (as the kubelet reports it)", p.Status.ContainerStatuses[0].State)
+	}
+}
+
+func TestE2ELongLineAndUnterminatedTail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// 100 000 bytes in one line (the runtime splits it into partial log
+	// entries), then a last line without a newline.
+	m := manifest(t, "pod.yaml", podManifest("e2e-longline", "Never", "busybox:1.28", 2,
+		`head -c 100000 /dev/zero | tr '\0' a; echo; printf 'tail-without-newline'`))
+	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	expectCode(t, r, 0)
+	want := strings.Repeat("a", 100000) + "\ntail-without-newline"
+	if strings.TrimSuffix(r.stdout, "\n") != want {
+		t.Errorf("stdout is %d bytes, want the 100000-byte line and the tail (%d bytes); ends %q", len(r.stdout), len(want), r.stdout[max(0, len(r.stdout)-40):])
+	}
+}
+
+func TestE2ESeveralPodsExitCode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pods.yaml", podManifest("e2e-multi-ok", "Never", "busybox:1.28", 2, "true")+"---\n"+
+		podManifest("e2e-multi-fail", "Never", "busybox:1.28", 2, "exit 4"))
+	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	expectCode(t, r, 4)
+}
+
+func TestE2EAlreadyRunningLive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", idlePod("e2e-live-twice", "Never"))
+	p := e.startPodrun([]string{"-f", m}, "")
+	p.waitStderr("Started", 60*time.Second)
+	r := e.runPodrun([]string{"-f", m}, "")
+	expectCode(t, r, 125)
+	if !strings.Contains(r.stderr, "already running") {
+		t.Errorf("stderr lacks \"already running\"\n%s", r)
+	}
+	select {
+	case <-p.done:
+		t.Fatalf("the first podrun ended (exit %d) when the second was refused", p.code)
+	default:
+	}
+	if sbs := sandboxesOf(t, "e2e-live-twice"); len(sbs) != 1 {
+		t.Errorf("%d sandboxes, want the first run's one", len(sbs))
+	}
+	p.signal(syscall.SIGINT)
+	expectCode(t, p.result(60*time.Second), 130)
+}
+
+func TestE2ESignalOutputDuringTeardown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// On SIGTERM the container says goodbye and exits 0; podrun must not
+	// lose that line while tearing down.
+	m := manifest(t, "pod.yaml", podManifest("e2e-sig-bye", "Never", "busybox:1.28", 5,
+		"trap 'echo goodbye-on-term; exit 0' TERM; echo hello; while true; do sleep 0.1; done"))
+	p := e.startPodrun([]string{"-o", "yaml", "-f", m}, "")
+	p.waitStderr("hello", 60*time.Second)
+	// Running: its pod dir and log dir exist.
+	if len(podDirs(t, e.root)) != 1 {
+		t.Errorf("while running: pod dirs %v, want one", podDirs(t, e.root))
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.root, "logs")); len(entries) != 1 {
+		t.Errorf("while running: %d log dirs, want one", len(entries))
+	}
+	p.signal(syscall.SIGINT)
+	r := p.result(60 * time.Second)
+	expectCode(t, r, 130)
+	if !strings.Contains(r.stderr, "goodbye-on-term\n") {
+		t.Errorf("the container's last line, printed during teardown, is missing\n%s", r)
+	}
+	pod := parsePod(t, r.stdout)
+	if len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("containerStatuses %+v", pod.Status.ContainerStatuses)
+	}
+}
+
+func TestE2EImagePrivateWithoutAuth(t *testing.T) {
+	t.Parallel()
+	img := os.Getenv("PODRUN_TESTBED_PRIVATE_IMAGE")
+	if img == "" {
+		t.Fatalf("PODRUN_TESTBED_PRIVATE_IMAGE is not set: export `bash hack/testbed.sh env`")
+	}
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", podManifest("e2e-private-noauth", "Never", img, 2, "echo must not run"))
+	r := e.runPodrun([]string{"-f", m}, "")
+	expectCode(t, r, 125)
+	if !strings.Contains(r.stderr, "ErrImagePull") || !strings.Contains(r.stderr, img) {
+		t.Errorf("stderr lacks ErrImagePull naming %s\n%s", img, r)
+	}
+}
+
+func TestE2EImagePullAlways(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-pull-always
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.36
+    imagePullPolicy: Always
+    command: ["sh", "-c", "echo pulled"]
+`)
+	r := e.runPodrun([]string{"-f", m}, "")
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stderr, "Pulling") || r.stdout != "pulled\n" {
+		t.Errorf("want a Pulling progress line and the container's output\n%s", r)
+	}
+}
+
+// TestE2ESignalEarly sends SIGINT at moments spread over podrun's start-up
+// (dialing, checking the runtime, reclaiming, creating the sandbox, pulling,
+// starting): every time podrun must exit 130 once everything is torn down,
+// so that running the same pod again at once works.
+func TestE2ESignalEarly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", idlePod("e2e-sig-early", "Never"))
+	// From 25 ms on: before podrun has installed its signal handler (Go
+	// start-up, flag parsing) SIGINT kills it, and it has created nothing.
+	for delay := 25 * time.Millisecond; delay <= 300*time.Millisecond; delay += 25 * time.Millisecond {
+		p := e.startPodrun([]string{"-f", m}, "")
+		time.Sleep(delay)
+		if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			r := p.result(time.Second)
+			t.Errorf("podrun ended before SIGINT %s after start (the pod never ends): exit %d\n%s", delay, r.code, r)
+			continue
+		}
+		r := p.result(60 * time.Second)
+		switch {
+		case r.code == -1 && r.stderr == "":
+			t.Logf("SIGINT %s after start came before podrun's signal handler", delay)
+		case r.code != 130:
+			t.Errorf("SIGINT %s after start: exit %d, want 130\n%s", delay, r.code, r)
+		}
+		if dirs := podDirs(t, e.root); len(dirs) != 0 {
+			t.Errorf("SIGINT %s after start: pod dirs %v left", delay, dirs)
+		}
+		// The pod again, at once: nothing of the interrupted run may be in
+		// the way (a sandbox still being created holds the sandbox name).
+		again := e.runPodrun([]string{"-q", "--wait", "none", "-f", m}, "")
+		if again.code != 0 {
+			t.Errorf("after SIGINT %s after start: the next run of the same pod: exit %d, want 0\n%s", delay, again.code, again)
+			// Let the leftover settle (a later run reclaims it) so that the
+			// next delay is tried on a clean runtime; say how long it took.
+			start := time.Now()
+			for again.code != 0 && time.Since(start) < 20*time.Second {
+				time.Sleep(500 * time.Millisecond)
+				again = e.runPodrun([]string{"-q", "--wait", "none", "-f", m}, "")
+			}
+			t.Logf("the same pod could run again %s later (exit %d)", time.Since(start).Round(100*time.Millisecond), again.code)
+		}
 	}
 }
