@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// failedPod is a pod with init container i and regular containers a and b,
+// whose result is failed with the given statuses.
+func failedResult(init, regular []v1.ContainerStatus) PodResult {
+	pod := &v1.Pod{Spec: v1.PodSpec{
+		InitContainers: []v1.Container{{Name: "i"}},
+		Containers:     []v1.Container{{Name: "a"}, {Name: "b"}},
+	}}
+	return PodResult{Pod: pod, Outcome: outcomeFailed,
+		Status: v1.PodStatus{Phase: v1.PodFailed, InitContainerStatuses: init, ContainerStatuses: regular}}
+}
+
+func result(o outcome) PodResult {
+	return PodResult{Pod: &v1.Pod{}, Outcome: o}
+}
+
+func TestExitCode(t *testing.T) {
+	okInit := []v1.ContainerStatus{cstatus("i", exited(0))}
+	cases := []struct {
+		name      string
+		results   []PodResult
+		interrupt int
+		want      int
+	}{
+		{"no pods: 0", nil, 0, ExitOK},
+		{"every pod reached: 0", []PodResult{result(outcomeReached), result(outcomeReached)}, 0, ExitOK},
+		{"a timeout: 124", []PodResult{result(outcomeReached), result(outcomeTimeout)}, 0, ExitTimeout},
+		{"a podrun error wins over everything: 125", []PodResult{
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(outcomeTimeout), result(outcomeError),
+		}, ExitSIGINT, ExitPodrunError},
+		{"an interruption wins over failures and timeouts: 130", []PodResult{
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(outcomeTimeout), result(outcomeInterrupted),
+		}, ExitSIGINT, ExitSIGINT},
+		{"SIGTERM: 143", []PodResult{result(outcomeInterrupted)}, ExitSIGTERM, ExitSIGTERM},
+		{"a failed container's code wins over a timeout", []PodResult{
+			result(outcomeTimeout), failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(7))}),
+		}, 0, 7},
+		{"the first failed container in spec order", []PodResult{
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(4)), cstatus("b", exited(7))}),
+		}, 0, 4},
+		{"init containers come first", []PodResult{
+			failedResult([]v1.ContainerStatus{cstatus("i", exited(9))}, []v1.ContainerStatus{cstatus("a", exited(4))}),
+		}, 0, 9},
+		{"a last state counts", []PodResult{
+			failedResult([]v1.ContainerStatus{restarting("i", 11)}, []v1.ContainerStatus{cstatus("a", exited(4))}),
+		}, 0, 11},
+		{"the first failed pod decides", []PodResult{
+			result(outcomeReached),
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(5))}),
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(6))}),
+		}, 0, 5},
+		{"a failed pod without a non-zero exit code: 1", []PodResult{
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", waiting(reasonContainerCreating))}),
+		}, 0, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exitCode(tc.results, tc.interrupt); got != tc.want {
+				t.Errorf("exitCode = %d, want %d", got, tc.want)
+			}
+			r := Result{Pods: tc.results}
+			if got := r.ExitCode(tc.interrupt); got != tc.want {
+				t.Errorf("Result.ExitCode = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

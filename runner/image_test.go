@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"errors"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestImageWithDefaultTag(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"busybox", "busybox:latest"},
+		{"library/busybox", "library/busybox:latest"},
+		{"docker.io/library/busybox", "docker.io/library/busybox:latest"},
+		{"busybox:1.36", "busybox:1.36"},
+		{"127.0.0.1:5000/x", "127.0.0.1:5000/x:latest"},
+		{"127.0.0.1:5000/x:v1", "127.0.0.1:5000/x:v1"},
+		{"localhost:5000/team/app", "localhost:5000/team/app:latest"},
+		{"busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		{"busybox:1.36@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "busybox:1.36@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+	}
+	for _, tc := range cases {
+		if got := imageWithDefaultTag(tc.in); got != tc.want {
+			t.Errorf("imageWithDefaultTag(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPullDecision(t *testing.T) {
+	cases := []struct {
+		name      string
+		policy    v1.PullPolicy
+		present   bool
+		wantPull  bool
+		wantError string
+	}{
+		{name: "Always pulls a present image", policy: v1.PullAlways, present: true, wantPull: true},
+		{name: "Always pulls an absent image", policy: v1.PullAlways, wantPull: true},
+		{name: "IfNotPresent uses a present image", policy: v1.PullIfNotPresent, present: true},
+		{name: "IfNotPresent pulls an absent image", policy: v1.PullIfNotPresent, wantPull: true},
+		{name: "an empty policy behaves as IfNotPresent", policy: "", wantPull: true},
+		{name: "Never uses a present image", policy: v1.PullNever, present: true},
+		{name: "Never with an absent image is ErrImageNeverPull", policy: v1.PullNever,
+			wantError: `ErrImageNeverPull: Container image "busybox:latest" is not present with pull policy of Never`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pull, err := pullDecision(tc.policy, "busybox:latest", tc.present)
+			if pull != tc.wantPull {
+				t.Errorf("pull = %v, want %v", pull, tc.wantPull)
+			}
+			switch {
+			case tc.wantError == "" && err != nil:
+				t.Errorf("err = %v, want nil", err)
+			case tc.wantError != "":
+				var pe *pullError
+				if !errors.As(err, &pe) || pe.Reason != reasonErrImageNeverPull {
+					t.Fatalf("err = %v, want a pullError with reason ErrImageNeverPull", err)
+				}
+				if err.Error() != tc.wantError {
+					t.Errorf("err = %q, want %q", err, tc.wantError)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestReclaimable(t *testing.T) {
+	me, err := NewOwner(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPID(t)
+	cases := []struct {
+		name string
+		o    Owner
+		want bool
+	}{
+		{"a live owner's pod is not reclaimed", me, false},
+		{"a dead owner's pod is reclaimed", Owner{RunID: "r", PID: dead, PIDStart: 1}, true},
+		{"a detached pod of a dead owner is never reclaimed", Owner{RunID: "r", PID: dead, PIDStart: 1, Detached: true}, false},
+		{"a pod whose owner PID was reused is reclaimed", Owner{RunID: "r", PID: me.PID, PIDStart: me.PIDStart + 7}, true},
+		{"a pod without owner labels is reclaimed", Owner{}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reclaimable(tc.o); got != tc.want {
+				t.Errorf("reclaimable(%+v) = %v, want %v", tc.o, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMatchPod(t *testing.T) {
+	info := PodInfo{Name: "web", Namespace: "shop", UID: "1234-abcd"}
+	cases := []struct {
+		arg  string
+		want bool
+	}{
+		{"web", true},
+		{"shop/web", true},
+		{"1234-abcd", true},
+		{"default/web", false},
+		{"shop/", false},
+		{"/web", false},
+		{"we", false},
+		{"shop", false},
+	}
+	for _, tc := range cases {
+		if got := matchPod(tc.arg, info); got != tc.want {
+			t.Errorf("matchPod(%q) = %v, want %v", tc.arg, got, tc.want)
+		}
+	}
+}
+
+func TestIsUnder(t *testing.T) {
+	cases := []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/r/logs/ns_n_uid", "/r/logs", true},
+		{"/r/logs/a/b", "/r/logs", true},
+		{"/r/logs", "/r/logs", false},
+		{"/r/logs/", "/r/logs", false},
+		{"/r/logs2/x", "/r/logs", false},
+		{"/r/logs/../etc", "/r/logs", false},
+		{"/var/log/pods/x", "/r/logs", false},
+		{"", "/r/logs", false},
+		{"relative/x", "/r/logs", false},
+	}
+	for _, tc := range cases {
+		if got := isUnder(tc.path, tc.dir); got != tc.want {
+			t.Errorf("isUnder(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
+		}
+	}
+}
+
+func TestReclaimDataDirs(t *testing.T) {
+	root := t.TempDir()
+	me, err := NewOwner(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := Owner{RunID: "dead", PID: deadPID(t), PIDStart: 1}
+	outsideLogs := filepath.Join(t.TempDir(), "ns_keep_uid")
+	mk := func(uid string, o Owner, logDir string) string {
+		t.Helper()
+		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, LogDir: logDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logDir != "" {
+			if err := os.MkdirAll(logDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	deadLogs := filepath.Join(defaultLogDir(root), "ns_dead_dead")
+	deadDir := mk("dead", dead, deadLogs)
+	deadOutsideDir := mk("dead-outside", dead, outsideLogs)
+	liveDir := mk("live", me, filepath.Join(defaultLogDir(root), "ns_live_live"))
+	detached := dead
+	detached.Detached = true
+	detachedDir := mk("detached", detached, "")
+	foreign := filepath.Join(root, "pods", "foreign")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	staleTmp := filepath.Join(root, "pods", ".new-x-1")
+	freshTmp := filepath.Join(root, "pods", ".new-y-2")
+	for _, d := range []string{staleTmp, freshTmp} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTempDirAge)
+	if err := os.Chtimes(staleTmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := reclaimDataDirs(root); err != nil {
+		t.Fatalf("reclaimDataDirs: %v", err)
+	}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	for _, c := range []struct {
+		what string
+		path string
+		want bool
+	}{
+		{"a dead owner's pod dir", deadDir, false},
+		{"a dead owner's log dir under the default log dir", deadLogs, false},
+		{"a dead owner's pod dir with logs elsewhere", deadOutsideDir, false},
+		{"a log dir outside podrun's own (--pod-logs-dir)", outsideLogs, true},
+		{"a live owner's pod dir", liveDir, true},
+		{"a detached pod's dir", detachedDir, true},
+		{"a dir without an owner record", foreign, true},
+		{"a stale half-made dir", staleTmp, false},
+		{"a fresh half-made dir (a live podrun is making it)", freshTmp, true},
+	} {
+		if got := exists(c.path); got != c.want {
+			t.Errorf("%s: exists = %v, want %v", c.what, got, c.want)
+		}
+	}
+}
+
+func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
+	if err := reclaimDataDirs(t.TempDir()); err != nil {
+		t.Errorf("reclaimDataDirs of an empty root = %v", err)
+	}
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestParseWaitMode(t *testing.T) {
+	for _, s := range []string{"auto", "complete", "ready", "none"} {
+		if m, err := ParseWaitMode(s); err != nil || string(m) != s {
+			t.Errorf("ParseWaitMode(%q) = %q, %v", s, m, err)
+		}
+	}
+	if _, err := ParseWaitMode("started"); err == nil || !strings.Contains(err.Error(), `invalid --wait "started"`) {
+		t.Errorf("ParseWaitMode(started) error = %v, want invalid --wait", err)
+	}
+}
+
+func TestEffectiveWait(t *testing.T) {
+	cases := []struct {
+		name   string
+		mode   WaitMode
+		policy v1.RestartPolicy
+		want   WaitMode
+	}{
+		{"auto under Never waits for completion", WaitAuto, v1.RestartPolicyNever, WaitComplete},
+		{"auto under OnFailure waits for completion", WaitAuto, v1.RestartPolicyOnFailure, WaitComplete},
+		{"auto under Always waits for readiness", WaitAuto, v1.RestartPolicyAlways, WaitReady},
+		{"an explicit mode is kept", WaitNone, v1.RestartPolicyAlways, WaitNone},
+		{"an explicit complete is kept under Always", WaitComplete, v1.RestartPolicyAlways, WaitComplete},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}}
+			if got := effectiveWait(tc.mode, pod); got != tc.want {
+				t.Errorf("effectiveWait(%s, %s) = %s, want %s", tc.mode, tc.policy, got, tc.want)
+			}
+		})
+	}
+}
+
+// baseWaitStatus is a Running pod with two running containers that is not Ready.
+func baseWaitStatus() v1.PodStatus {
+	return v1.PodStatus{
+		Phase: v1.PodRunning,
+		Conditions: []v1.PodCondition{
+			{Type: v1.PodInitialized, Status: v1.ConditionTrue},
+			{Type: v1.PodReady, Status: v1.ConditionFalse},
+		},
+		ContainerStatuses: []v1.ContainerStatus{cstatus("a", running()), cstatus("b", running())},
+	}
+}
+
+func setReady(st *v1.PodStatus) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1.PodReady {
+			st.Conditions[i].Status = v1.ConditionTrue
+		}
+	}
+}
+
+func TestWaitOutcome(t *testing.T) {
+	cases := []struct {
+		name    string
+		mode    WaitMode
+		policy  v1.RestartPolicy
+		mutate  func(*v1.PodStatus)
+		started bool
+		want    outcome
+	}{
+		{"complete: a Running pod goes on", WaitComplete, v1.RestartPolicyNever, func(*v1.PodStatus) {}, true, outcomeWaiting},
+		{"complete: Succeeded is reached", WaitComplete, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
+		{"complete: Failed is failed", WaitComplete, v1.RestartPolicyOnFailure, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, outcomeFailed},
+		{"complete: Ready does not end the wait", WaitComplete, v1.RestartPolicyNever, setReady, true, outcomeWaiting},
+		{"complete under Always: every regular container exited 0 is reached", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
+			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))}
+		}, true, outcomeReached},
+		{"complete under Always: every regular container terminated, one non-zero, is failed", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
+			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(2))}
+		}, true, outcomeFailed},
+		{"complete under Always: one container still running goes on", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
+			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", running())}
+		}, true, outcomeWaiting},
+		{"complete under Always: no container status yet goes on", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
+			s.ContainerStatuses = nil
+		}, true, outcomeWaiting},
+		{"complete under OnFailure: every container terminated is left to the phase", WaitComplete, v1.RestartPolicyOnFailure, func(s *v1.PodStatus) {
+			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(2))}
+		}, true, outcomeWaiting},
+		{"ready: the Ready condition ends the wait", WaitReady, v1.RestartPolicyAlways, setReady, true, outcomeReached},
+		{"ready: not Ready goes on", WaitReady, v1.RestartPolicyAlways, func(*v1.PodStatus) {}, true, outcomeWaiting},
+		{"ready: a pod that Succeeded has nothing left to be ready for", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
+		{"ready: a pod that Failed is failed", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, outcomeFailed},
+		{"auto under Always waits for Ready", WaitAuto, v1.RestartPolicyAlways, setReady, true, outcomeReached},
+		{"auto under Always ignores all containers exiting", WaitAuto, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
+			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))}
+		}, true, outcomeWaiting},
+		{"auto under Never ignores Ready", WaitAuto, v1.RestartPolicyNever, setReady, true, outcomeWaiting},
+		{"auto under Never: Succeeded is reached", WaitAuto, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
+		{"none: a started pod is reached", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, true, outcomeReached},
+		{"none: a pod not started yet goes on", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, false, outcomeWaiting},
+		{"none: a pod that already Failed is failed", WaitNone, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, false, outcomeFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}}
+			st := baseWaitStatus()
+			tc.mutate(&st)
+			if got := waitOutcome(tc.mode, pod, st, tc.started); got != tc.want {
+				t.Errorf("waitOutcome = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
