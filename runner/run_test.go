@@ -426,6 +426,7 @@ func TestRunPrefixesOutputWhenTheRunHasSeveralContainers(t *testing.T) {
 	if got := e.stderr.String(); got != "[pod/p1/a] warn a\n" {
 		t.Errorf("stderr = %q, want the prefixed warning", got)
 	}
+	e.assertTornDown(t)
 }
 
 func TestRunTimeout(t *testing.T) {
@@ -541,6 +542,7 @@ func TestRunPullsAnImageThatIsNotPresent(t *testing.T) {
 	if p := e.srv.Pulls(); len(p) != 1 || p[0].Image != "alpine:latest" {
 		t.Errorf("pulls = %+v, want one of alpine:latest", p)
 	}
+	e.assertTornDown(t)
 }
 
 // deadPID returns a PID that no process has.
