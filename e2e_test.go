@@ -1958,3 +1958,31 @@ func TestE2ESignalEarly(t *testing.T) {
 		}
 	}
 }
+
+func TestE2EDownByUIDAndNamespacedName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, b := "e2e-down-uid", "e2e-down-nsname"
+	e.downOnCleanup(a, b)
+	m := manifest(t, "pods.yaml", idlePod(a, "Always")+"---\n"+idlePod(b, "Always"))
+	r := e.runPodrun([]string{"-d", "-q", "-f", m}, "")
+	expectCode(t, r, 0)
+	sbs := sandboxesOf(t, a)
+	if len(sbs) != 1 {
+		t.Fatalf("after -d: %d sandboxes of %s", len(sbs), a)
+	}
+	uid := sbs[0].Labels["io.kubernetes.pod.uid"]
+	r = e.runPodrun([]string{"down", uid}, "")
+	expectCode(t, r, 0)
+	if len(sandboxesOf(t, a)) != 0 {
+		t.Errorf("down UID left the sandbox of %s", a)
+	}
+	if len(sandboxesOf(t, b)) != 1 {
+		t.Errorf("down UID of %s took %s too", a, b)
+	}
+	r = e.runPodrun([]string{"down", "default/" + b}, "")
+	expectCode(t, r, 0)
+	if len(sandboxesOf(t, b)) != 0 {
+		t.Errorf("down NAMESPACE/NAME left the sandbox of %s", b)
+	}
+}
