@@ -143,8 +143,10 @@ func expand(s string, vals map[string]string) string {
 				}
 			}
 			if end < 0 {
-				out = append(out, s[i:]...)
-				return string(out)
+				// Kept as written; what follows is still expanded.
+				out = append(out, '$', '(')
+				i++
+				continue
 			}
 			name := s[i+2 : end]
 			if v, ok := vals[name]; ok && name != "" {

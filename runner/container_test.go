@@ -310,3 +310,10 @@ func TestContainerConfigVariants(t *testing.T) {
 		})
 	}
 }
+
+func TestExpandUnclosedReferenceKeepsExpandingAfterIt(t *testing.T) {
+	got := expand("$(A $$ $B", map[string]string{"B": "b"})
+	if want := "$(A $ $B"; got != want {
+		t.Errorf("expand = %q, want %q", got, want)
+	}
+}

@@ -82,11 +82,13 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 
 		actions := computePodActions(planInput{Pod: p.pod, Status: p.status})
 		if actions.KillPod && !actions.CreateSandbox {
-			// Nothing runs and nothing will: the pod is over.
-			if p.last.Phase == v1.PodFailed {
-				return outcomeFailed, nil
+			// Nothing runs and nothing will: the pod is over. Only a pod
+			// whose containers all succeeded reached its goal; one whose
+			// sandbox died before its containers ran did not.
+			if p.last.Phase == v1.PodSucceeded {
+				return outcomeReached, nil
 			}
-			return outcomeReached, nil
+			return outcomeFailed, nil
 		}
 		acted, nextWake, err := p.act(ctx, actions)
 		if ctx.Err() != nil {
@@ -269,6 +271,12 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
 	if err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateContainerErr, Message: err.Error()}
+		// A sandbox that died meanwhile is recreated by the next sync; in a
+		// ready sandbox the runtime refuses this container for good.
+		if st, serr := p.r.rt.PodSandboxStatus(ctx, sandboxID, false); serr == nil &&
+			st.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+			return true, time.Time{}, nil
+		}
 		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
 	}
 	p.event("Created", "Created container %s", c.Name)
