@@ -1,43 +1,78 @@
 #!/usr/bin/env bash
 # hack/testbed.sh up|down [--purge]|env
 #
-# The real end-to-end testbed for podrun: a private containerd (Debian's 1.6)
-# with the CRI plugin, runc with cgroupfs, a bridge CNI network, and two
-# local TLS registries (docker-registry from Debian) holding busybox-based
-# stand-ins for the images Kubernetes-docs manifests use.
+# The real end-to-end testbed for podrun: a private containerd with the CRI
+# plugin, Debian's runc with cgroupfs, a bridge CNI network (Debian's CNI
+# plugins), and two local TLS registries (docker-registry from Debian)
+# holding busybox-based stand-ins for the images Kubernetes-docs manifests
+# use.
 #
-#   up     install missing Debian packages, write configs, start what is not
-#          running, push images when their inputs changed. Idempotent; about
-#          a second when everything is already up.
+#   up     install missing Debian packages, build containerd v2 if needed,
+#          write configs, start what is not running, push images when their
+#          inputs changed. Idempotent; about a second when everything is
+#          already up.
 #   down   stop every process this testbed started (pods first, through
 #          CRI), unmount what it mounted, delete its bridge. --purge also
 #          removes the testbed directory.
 #   env    print shell-sourceable settings for tests (after `up`).
 #
-# Everything lives under $PODRUN_TESTBED_DIR (default /var/lib/podrun-testbed);
-# the host's /etc/containerd, /var/lib/containerd and the host containerd's
-# socket are never used. Two paths containerd 1.6 hard-codes cannot be moved
-# (see "Caveats" below): shim sockets in /run/containerd/s/ and libcni's
-# result cache in /var/lib/cni/.
+# Settings (environment):
+#   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
+#   PODRUN_TESTBED_CONTAINERD    which containerd (v2):
+#       v2      containerd $CONTAINERD_V2_VERSION (pinned below) and its
+#               containerd-shim-runc-v2, built with `go install` from the Go
+#               module proxy into $DIR/opt/containerd-<version>/bin (once per
+#               version: a few minutes cold, skipped when already built).
+#               Root, state and shim sockets under $DIR/v2. Has CRI
+#               GetContainerEvents.
+#       debian  Debian's containerd 1.6 (apt). Root and state under $DIR.
+#               No GetContainerEvents; shim sockets in /run/containerd/s.
+#     Switching a running testbed needs `down` first (`up` refuses).
+#   PODRUN_TESTBED_MIRROR_PORT   mirror registry port (35443)
+#   PODRUN_TESTBED_PRIVATE_PORT  private registry port (35444)
+#   PODRUN_TESTBED_POD_SUBNET    pod subnet (10.88.0.0/16)
+#   PODRUN_TESTBED_BRIDGE        bridge device (cni-podrun0)
+# A second testbed next to the default one needs its own DIR, both ports,
+# subnet and bridge.
+#
+# Everything lives under $PODRUN_TESTBED_DIR; the host's /etc/containerd,
+# /var/lib/containerd and the host containerd's socket are never used, and
+# with v2 nothing touches /run/containerd either (checked with strace). What
+# still lands outside (see "Caveats"): libcni's result cache in
+# /var/lib/cni/results (both flavors), with debian shim sockets in
+# /run/containerd/s/, and of course the pods' cgroups
+# (/sys/fs/cgroup/*/k8s.io/<ID>), veths and iptables rules.
 #
 # Caveats:
 # - containerd 1.6 shims put their ttrpc socket at /run/containerd/s/<sha256>
-#   whatever the config says (configurable only from containerd 2.0). The
-#   name hashes our own socket path, so it never collides with a host
-#   containerd; shims delete it when they exit, and `down` removes the
-#   directories if this testbed created them.
-# - containerd 1.6's CRI does not give libcni a cache dir, so results are
-#   cached in /var/lib/cni/results (deleted on CNI DEL). IPAM state is ours.
-# - Running containerd in its own mount namespace would hide both, but this
-#   machine's / is a private mount, so mounts the host makes later (podrun's
-#   tmpfs volumes, say) would never reach the containers. Not done for that.
+#   whatever the config says. The name hashes our own socket path, so it
+#   never collides with a host containerd; shims delete it when they exit,
+#   and `down` removes the directories if this testbed created them.
+#   containerd v2 also defaults to /run/containerd/s, but has
+#   [plugins.'io.containerd.shim.v1.manager'] socket_dir (at most 42
+#   characters: the socket path is <dir>/<64 hex>, under the 108-byte unix
+#   limit), set to $DIR/v2/s here.
+# - Neither flavor's CRI gives libcni a cache dir (go-cni has no option for
+#   it), so results are cached in /var/lib/cni/results as
+#   "<network>-<container ID>-<ifname>" (deleted on CNI DEL; `down` sweeps
+#   ours). IPAM state is ours. v2 brings up the pod's "lo" itself
+#   (use_internal_loopback), so only the bridge result is cached there.
+# - Running containerd in its own mount namespace would hide these, but
+#   this machine's / is a private mount, so mounts the host makes later
+#   (podrun's tmpfs volumes, say) would never reach the containers. Not
+#   done for that.
 set -euo pipefail
 
 DIR=${PODRUN_TESTBED_DIR:-/var/lib/podrun-testbed}
 MIRROR_PORT=${PODRUN_TESTBED_MIRROR_PORT:-35443}
 PRIVATE_PORT=${PODRUN_TESTBED_PRIVATE_PORT:-35444}
 POD_SUBNET=${PODRUN_TESTBED_POD_SUBNET:-10.88.0.0/16}
-BRIDGE=cni-podrun0
+BRIDGE=${PODRUN_TESTBED_BRIDGE:-cni-podrun0}
+FLAVOR=${PODRUN_TESTBED_CONTAINERD:-v2}
+# The newest v2 release on proxy.golang.org when this was written
+# (`go list -m -versions github.com/containerd/containerd/v2`). A new pin
+# builds into a new directory; switch with `down` then `up`.
+CONTAINERD_V2_VERSION=v2.4.2
 CNI_BIN_DIR=/usr/lib/cni
 SOCK=$DIR/run/containerd.sock
 ENDPOINT=unix://$SOCK
@@ -49,9 +84,32 @@ PRIVATE_IMAGE=$PRIVATE/private/busybox:1.0
 SANDBOX_IMAGE=registry.k8s.io/pause:3.10
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# Per flavor: the containerd binary, its root and state, and (v2) where the
+# Go-built binaries go and where shims put their sockets.
+case $FLAVOR in
+debian)
+  CONTAINERD=/usr/bin/containerd
+  CTR_ROOT=$DIR/root
+  CTR_STATE=$DIR/state
+  ;;
+v2)
+  V2_OPT=$DIR/opt/containerd-$CONTAINERD_V2_VERSION
+  CONTAINERD=$V2_OPT/bin/containerd
+  SHIM=$V2_OPT/bin/containerd-shim-runc-v2
+  # Not $DIR/root and $DIR/state: containerd 1.6 must not meet a database
+  # v2 has migrated when a testbed switches back.
+  CTR_ROOT=$DIR/v2/root
+  CTR_STATE=$DIR/v2/state
+  SHIM_SOCKET_DIR=$DIR/v2/s
+  ;;
+*)
+  echo "testbed: error: PODRUN_TESTBED_CONTAINERD must be v2 or debian, not '$FLAVOR'" >&2
+  exit 2
+  ;;
+esac
+
 # Debian packages the testbed needs, each with a file that proves it is there.
 PACKAGES=(
-  containerd:/usr/bin/containerd
   runc:/usr/sbin/runc
   containernetworking-plugins:/usr/lib/cni/bridge
   docker-registry:/usr/bin/docker-registry
@@ -64,6 +122,7 @@ PACKAGES=(
   curl:/usr/bin/curl
   util-linux:/usr/bin/setsid
 )
+if [[ $FLAVOR == debian ]]; then PACKAGES+=(containerd:/usr/bin/containerd); fi
 
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the
 # hosts.toml of each upstream maps it to a namespace of the mirror (see
@@ -205,6 +264,31 @@ build_tools() {
     (cd "$REPO" && CGO_ENABLED=0 go build -o "$DIR/bin/$t" "./hack/$t") || die "go build ./hack/$t failed"
     echo "$sum" >"$DIR/bin/$t.sha256"
   done
+}
+
+build_containerd_v2() {
+  # containerd and its runc shim from the Go module proxy, once per pinned
+  # version (the "built" stamp is written only after both are installed).
+  # CGO_ENABLED=0 as upstream builds the shim; for containerd it only drops
+  # the btrfs snapshotter, unused here. The directory is the opt plugin's
+  # path (see write_containerd_config), not $DIR/opt: containerd 1.6 puts
+  # $DIR/opt/bin first in PATH and would run the v2 shim.
+  [[ $FLAVOR == v2 ]] || return 0
+  local bin=$V2_OPT/bin t0=$SECONDS
+  if [[ -x $CONTAINERD && -x $SHIM && -f $bin/built ]]; then
+    return 0
+  fi
+  command -v go >/dev/null || die "go is needed to build containerd $CONTAINERD_V2_VERSION"
+  log "building containerd $CONTAINERD_V2_VERSION with go install (a few minutes the first time)"
+  mkdir -p "$bin"
+  # From /, so that no go.mod or go.work around is involved.
+  (cd / && GOBIN=$bin CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install \
+    "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_V2_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_V2_VERSION") ||
+    die "go install of containerd $CONTAINERD_V2_VERSION failed"
+  [[ -x $CONTAINERD && -x $SHIM ]] || die "go install did not produce $CONTAINERD and $SHIM"
+  echo "$CONTAINERD_V2_VERSION" >"$bin/built"
+  log "built containerd $CONTAINERD_V2_VERSION in $((SECONDS - t0))s"
 }
 
 # -------------------------------------------------------------------- tls --
@@ -428,7 +512,8 @@ push_images() {
 # ------------------------------------------------------------- containerd --
 
 write_hosts_toml() {
-  # Layout (containerd 1.6.20, remotes/docker/config/hosts.go): config_path
+  # Layout (containerd 1.6.20, remotes/docker/config/hosts.go; 2.x reads
+  # the same files, through CRI's registry config_path): config_path
   # holds one directory per registry host name ("host:port" as-is) with a
   # hosts.toml. containerd 1.6.20 supports `override_path`: without it a
   # host URL's path gets "/v2" appended (".../docker.io/v2/..."), which
@@ -511,6 +596,13 @@ EOF
 }
 
 write_containerd_config() {
+  case $FLAVOR in
+  debian) write_containerd_config_debian ;;
+  v2) write_containerd_config_v2 ;;
+  esac
+}
+
+write_containerd_config_debian() {
   # Based on `containerd config default` (1.6.20), every host path moved
   # under $DIR. Snapshotters that cannot work here are disabled so they do
   # not log errors (overlayfs on ext4 is the one used).
@@ -577,17 +669,128 @@ disabled_plugins = [
 EOF
 }
 
-# sweep_leftovers [results]: what killed shims leave in the two host paths
-# containerd 1.6 uses (see Caveats), for our IDs only. A shim's socket is
-# /run/containerd/s/sha256(SOCK/k8s.io/SANDBOX_ID) (CRI runs a pod's
-# containers in its sandbox's shim); removed unless something listens on
-# it. With "results" (no pod alive), also libcni's cached results, named
-# "<network>-<ID>-<ifname>".
+write_containerd_config_v2() {
+  # Based on `containerd config default` of the built binary, every host
+  # path moved under $DIR. Config version 3 (what every 2.x reads; 2.4
+  # migrates it to its version 4 in memory and logs a warning saying so):
+  # the top-level [grpc]/[ttrpc] tables, and the CRI split into
+  # io.containerd.cri.v1.runtime (containers, CNI) and
+  # io.containerd.cri.v1.images (pulls, registry, sandbox image).
+  ((${#SHIM_SOCKET_DIR} <= 42)) ||
+    die "shim socket dir $SHIM_SOCKET_DIR is longer than containerd's 42-character limit; use a shorter PODRUN_TESTBED_DIR"
+  put "$DIR/containerd.toml" <<EOF
+# Written by hack/testbed.sh for containerd $CONTAINERD_V2_VERSION.
+version = 3
+root = "$CTR_ROOT"
+state = "$CTR_STATE"
+# TMPDIR of containerd (temporary mounts while unpacking, ...).
+temp = "$DIR/v2/tmp"
+# No drop-ins (the built-in default names /etc/containerd/conf.d/*.toml).
+imports = []
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.snapshotter.v1.zfs",
+]
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+
+[plugins]
+  [plugins.'io.containerd.internal.v1.opt']
+    # Its bin/ goes first in containerd's PATH: our shim, not Debian's.
+    path = "$V2_OPT"
+
+  [plugins.'io.containerd.shim.v1.manager']
+    # Default /run/containerd/s (hard-coded, not under state).
+    socket_dir = "$SHIM_SOCKET_DIR"
+
+  [plugins.'io.containerd.nri.v1.nri']
+    # Would listen on /var/run/nri/nri.sock; nothing here uses NRI.
+    disable = true
+
+  [plugins.'io.containerd.image-verifier.v1.bindir']
+    bin_dir = "$DIR/v2/image-verifier/bin"
+
+  [plugins.'io.containerd.transfer.v1.local']
+    # CRI passes its own registry config_path; this is for other clients.
+    config_path = "$DIR/certs.d"
+
+  [plugins.'io.containerd.grpc.v1.cri']
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = "overlayfs"
+
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = "$SANDBOX_IMAGE"
+
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = "$DIR/certs.d"
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    # Without it every sandbox fails in runc: "failed to update
+    # /proc/self/oom_score_adj" (this machine forbids lowering it).
+    restrict_oom_score_adj = true
+    # No AppArmor on these machines.
+    disable_apparmor = true
+    # Pod netns bind mounts under the state dir, not /var/run/netns.
+    netns_mounts_under_state_dir = true
+    enable_selinux = false
+    # Default /etc/cdi and /var/run/cdi.
+    cdi_spec_dirs = ["$DIR/v2/cdi"]
+    # These machines have cgroup v1, deprecated since 2.2: the warning
+    # would show as a false ContainerdHasNoDeprecationWarnings condition in
+    # CRI Status, which "cribare -ping" (any false condition) rejects.
+    ignore_deprecation_warnings = ["io.containerd.deprecation/cgroup-v1"]
+
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = "runc"
+
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        # Never a containerd-shim-runc-v2 found in PATH (Debian's is 1.6).
+        runtime_path = "$SHIM"
+
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          BinaryName = "/usr/sbin/runc"
+          # cgroupfs: PID 1 is not systemd here.
+          SystemdCgroup = false
+          # runc state, otherwise /run/containerd/runc.
+          Root = "$CTR_STATE/runc"
+
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ["$CNI_BIN_DIR"]
+      conf_dir = "$DIR/cni/net.d"
+      max_conf_num = 1
+      # Bring up the pod's lo without the loopback plugin (one libcni
+      # result less in /var/lib/cni/results).
+      use_internal_loopback = true
+EOF
+}
+
+# sweep_leftovers [results]: what killed shims leave in the host paths
+# (see Caveats), for our IDs only, whichever flavor ran them. A containerd
+# 1.6 shim's socket is /run/containerd/s/sha256(SOCK/k8s.io/SANDBOX_ID)
+# (CRI runs a pod's containers in its sandbox's shim); removed unless
+# something listens on it (v2's are under $DIR/v2/s). With "results" (no
+# pod alive), also libcni's cached results, named "<network>-<ID>-<ifname>".
 sweep_leftovers() {
-  local id sum listening
+  local id sum listening r
   listening=$(ss -xlnH 2>/dev/null | awk '{print $5}')
-  for id in $(ls "$DIR/state/io.containerd.runtime.v2.task/k8s.io" \
-    "$DIR/root/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null | grep -E '^[0-9a-f]{64}$' | sort -u); do
+  for id in $(for r in "$DIR" "$DIR/v2"; do
+    ls "$r/state/io.containerd.runtime.v2.task/k8s.io" "$r/root/io.containerd.grpc.v1.cri/sandboxes"
+  done 2>/dev/null | grep -E '^[0-9a-f]{64}$' | sort -u); do
     sum=$(printf '%s' "$SOCK/k8s.io/$id" | sha256sum | cut -d' ' -f1)
     if [[ -S /run/containerd/s/$sum ]] && ! grep -qxF "/run/containerd/s/$sum" <<<"$listening"; then
       rm -f "/run/containerd/s/$sum"
@@ -598,17 +801,34 @@ sweep_leftovers() {
   done
 }
 
+# running_containerd: the binary `up` last started (recorded in
+# run/containerd.exe; a testbed started before flavors existed ran Debian's).
+running_containerd() {
+  if [[ -s $DIR/run/containerd.exe ]]; then
+    cat "$DIR/run/containerd.exe"
+  else
+    echo /usr/bin/containerd
+  fi
+}
+
 start_containerd() {
+  local fresh= running
+  running=$(running_containerd)
+  if [[ $running != "$CONTAINERD" ]] && alive "$DIR/run/containerd.pid" "$running"; then
+    die "this testbed runs $running, not $CONTAINERD (PODRUN_TESTBED_CONTAINERD=$FLAVOR): run '$0 down' first"
+  fi
   # Remember whether the host had these dirs, so `down` removes only what
-  # containerd 1.6 created (see Caveats at the top).
-  [[ -e /run/containerd || -e $DIR/run/created-run-containerd ]] || touch "$DIR/run/created-run-containerd"
+  # this testbed's containerd created (see Caveats at the top).
+  if [[ $FLAVOR == debian ]]; then
+    [[ -e /run/containerd || -e $DIR/run/created-run-containerd ]] || touch "$DIR/run/created-run-containerd"
+  fi
   [[ -e /var/lib/cni || -e $DIR/run/created-var-lib-cni ]] || touch "$DIR/run/created-var-lib-cni"
-  local fresh=
-  if ! alive "$DIR/run/containerd.pid" /usr/bin/containerd; then
+  if ! alive "$DIR/run/containerd.pid" "$CONTAINERD"; then
     fresh=1
     sweep_leftovers
   fi
-  start_daemon containerd /usr/bin/containerd "$DIR/containerd.toml" --config "$DIR/containerd.toml"
+  echo "$CONTAINERD" >"$DIR/run/containerd.exe"
+  start_daemon containerd "$CONTAINERD" "$DIR/containerd.toml" --config "$DIR/containerd.toml"
   wait_for containerd 30 cri_answers ||
     die "containerd's CRI does not answer on $ENDPOINT; see $DIR/log/containerd.log"
   # Sandboxes whose processes died with a killed testbed come back NOTREADY
@@ -633,6 +853,8 @@ PODRUN_TESTBED_CNI_CONF_DIR=$DIR/cni/net.d
 PODRUN_TESTBED_CNI_BIN_DIR=$CNI_BIN_DIR
 PODRUN_TESTBED_SANDBOX_IMAGE=$SANDBOX_IMAGE
 PODRUN_TESTBED_POD_SUBNET=$POD_SUBNET
+PODRUN_TESTBED_BRIDGE=$BRIDGE
+PODRUN_TESTBED_CONTAINERD=$FLAVOR
 EOF
 }
 
@@ -642,8 +864,10 @@ cmd_up() {
   local t0=$SECONDS
   [[ $(id -u) == 0 ]] || die "must run as root (containerd, runc, CNI)"
   install_packages
-  mkdir -p "$DIR"/{bin,run,log,tls,root,state,opt}
+  mkdir -p "$DIR"/{bin,run,log,tls,opt} "$CTR_ROOT" "$CTR_STATE"
+  if [[ $FLAVOR == v2 ]]; then mkdir -p "$DIR"/v2/{tmp,cdi}; fi
   build_tools
+  build_containerd_v2
   make_tls
   write_registry_configs
   start_registries
@@ -674,15 +898,19 @@ descendants() { # PID: the pid and all its descendants
 }
 
 cmd_down() {
-  local purge=${1:-} pids m i
+  local purge=${1:-} pids m i exe bridge
   [[ $(id -u) == 0 ]] || die "must run as root"
   [[ -d $DIR ]] || { log "nothing to do: $DIR does not exist"; return 0; }
+  # Whatever flavor `up` started, not the one PODRUN_TESTBED_CONTAINERD
+  # names now.
+  exe=$(running_containerd)
   # Pods first, through CRI, so CNI releases IPs and mounts go away.
-  if alive "$DIR/run/containerd.pid" /usr/bin/containerd && [[ -x $DIR/bin/cribare ]]; then
+  if alive "$DIR/run/containerd.pid" "$exe" && [[ -x $DIR/bin/cribare ]]; then
     "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
       log "warning: removing pods through CRI failed; killing what is left"
   fi
-  stop_pid "$DIR/run/containerd.pid" /usr/bin/containerd containerd
+  stop_pid "$DIR/run/containerd.pid" "$exe" containerd
+  rm -f "$DIR/run/containerd.exe"
   # Shims whose containers were removed exit by themselves; any left (and
   # their containers) are killed.
   for ((i = 0; i < 30; i++)); do
@@ -703,8 +931,11 @@ cmd_down() {
   done
   # No pod survives `down`, so no IP is still allocated.
   rm -rf "$DIR/cni/ipam"
-  if ip link show "$BRIDGE" >/dev/null 2>&1; then
-    ip link delete "$BRIDGE" || log "warning: cannot delete bridge $BRIDGE"
+  # The bridge the CNI config names (PODRUN_TESTBED_BRIDGE of `up`).
+  bridge=$(sed -n 's/^ *"bridge": "\(.*\)",$/\1/p' "$DIR/cni/net.d/10-podrun.conflist" 2>/dev/null)
+  bridge=${bridge:-$BRIDGE}
+  if ip link show "$bridge" >/dev/null 2>&1; then
+    ip link delete "$bridge" || log "warning: cannot delete bridge $bridge"
   fi
   sweep_leftovers results
   if [[ -e $DIR/run/created-run-containerd ]]; then
