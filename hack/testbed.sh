@@ -27,7 +27,8 @@
 #               GetContainerEvents.
 #       debian  Debian's containerd 1.6 (apt). Root and state under $DIR.
 #               No GetContainerEvents; shim sockets in /run/containerd/s.
-#     Switching a running testbed needs `down` first (`up` refuses).
+#     Switching a running testbed needs `down` first: while one flavor
+#     runs, `up` keeps it if this is unset and refuses if it names another.
 #   PODRUN_TESTBED_MIRROR_PORT   mirror registry port (35443)
 #   PODRUN_TESTBED_PRIVATE_PORT  private registry port (35444)
 #   PODRUN_TESTBED_POD_SUBNET    pod subnet (10.88.0.0/16)
@@ -84,29 +85,33 @@ PRIVATE_IMAGE=$PRIVATE/private/busybox:1.0
 SANDBOX_IMAGE=registry.k8s.io/pause:3.10
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Per flavor: the containerd binary, its root and state, and (v2) where the
-# Go-built binaries go and where shims put their sockets.
-case $FLAVOR in
-debian)
-  CONTAINERD=/usr/bin/containerd
-  CTR_ROOT=$DIR/root
-  CTR_STATE=$DIR/state
-  ;;
-v2)
-  V2_OPT=$DIR/opt/containerd-$CONTAINERD_V2_VERSION
-  CONTAINERD=$V2_OPT/bin/containerd
-  SHIM=$V2_OPT/bin/containerd-shim-runc-v2
-  # Not $DIR/root and $DIR/state: containerd 1.6 must not meet a database
-  # v2 has migrated when a testbed switches back.
-  CTR_ROOT=$DIR/v2/root
-  CTR_STATE=$DIR/v2/state
-  SHIM_SOCKET_DIR=$DIR/v2/s
-  ;;
-*)
-  echo "testbed: error: PODRUN_TESTBED_CONTAINERD must be v2 or debian, not '$FLAVOR'" >&2
-  exit 2
-  ;;
-esac
+# set_flavor FLAVOR: the containerd binary, its root and state, and (v2)
+# where the Go-built binaries go and where shims put their sockets.
+set_flavor() {
+  FLAVOR=$1
+  case $FLAVOR in
+  debian)
+    CONTAINERD=/usr/bin/containerd
+    CTR_ROOT=$DIR/root
+    CTR_STATE=$DIR/state
+    ;;
+  v2)
+    V2_OPT=$DIR/opt/containerd-$CONTAINERD_V2_VERSION
+    CONTAINERD=$V2_OPT/bin/containerd
+    SHIM=$V2_OPT/bin/containerd-shim-runc-v2
+    # Not $DIR/root and $DIR/state: containerd 1.6 must not meet a
+    # database v2 has migrated when a testbed switches back.
+    CTR_ROOT=$DIR/v2/root
+    CTR_STATE=$DIR/v2/state
+    SHIM_SOCKET_DIR=$DIR/v2/s
+    ;;
+  *)
+    echo "testbed: error: PODRUN_TESTBED_CONTAINERD must be v2 or debian, not '$FLAVOR'" >&2
+    exit 2
+    ;;
+  esac
+}
+set_flavor "$FLAVOR"
 
 # Debian packages the testbed needs, each with a file that proves it is there.
 PACKAGES=(
@@ -122,7 +127,6 @@ PACKAGES=(
   curl:/usr/bin/curl
   util-linux:/usr/bin/setsid
 )
-if [[ $FLAVOR == debian ]]; then PACKAGES+=(containerd:/usr/bin/containerd); fi
 
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the
 # hosts.toml of each upstream maps it to a namespace of the mirror (see
@@ -811,12 +815,32 @@ running_containerd() {
   fi
 }
 
-start_containerd() {
-  local fresh= running
+# keep_running_flavor: when containerd already runs as another flavor (or
+# another v2 pin), `up` keeps it if PODRUN_TESTBED_CONTAINERD is unset (so
+# a testbed started before a default changed keeps working until `down`
+# and `up`), and refuses if it names a flavor explicitly.
+keep_running_flavor() {
+  local running flavor want=$FLAVOR
+  if [[ $FLAVOR == v2 ]]; then want="v2 $CONTAINERD_V2_VERSION"; fi
   running=$(running_containerd)
-  if [[ $running != "$CONTAINERD" ]] && alive "$DIR/run/containerd.pid" "$running"; then
+  [[ $running != "$CONTAINERD" ]] && alive "$DIR/run/containerd.pid" "$running" || return 0
+  [[ -z ${PODRUN_TESTBED_CONTAINERD:-} ]] ||
     die "this testbed runs $running, not $CONTAINERD (PODRUN_TESTBED_CONTAINERD=$FLAVOR): run '$0 down' first"
-  fi
+  case $running in
+  /usr/bin/containerd) flavor=debian ;;
+  "$DIR"/opt/containerd-v2.*/bin/containerd)
+    flavor=v2
+    CONTAINERD_V2_VERSION=${running%/bin/containerd}
+    CONTAINERD_V2_VERSION=${CONTAINERD_V2_VERSION##*/containerd-}
+    ;;
+  *) die "this testbed runs $running: run '$0 down' first" ;;
+  esac
+  log "keeping the running containerd ($flavor, $running); '$0 down && $0 up' switches to the default ($want)"
+  set_flavor "$flavor"
+}
+
+start_containerd() {
+  local fresh=
   # Remember whether the host had these dirs, so `down` removes only what
   # this testbed's containerd created (see Caveats at the top).
   if [[ $FLAVOR == debian ]]; then
@@ -863,6 +887,8 @@ EOF
 cmd_up() {
   local t0=$SECONDS
   [[ $(id -u) == 0 ]] || die "must run as root (containerd, runc, CNI)"
+  keep_running_flavor
+  if [[ $FLAVOR == debian ]]; then PACKAGES+=(containerd:/usr/bin/containerd); fi
   install_packages
   mkdir -p "$DIR"/{bin,run,log,tls,opt} "$CTR_ROOT" "$CTR_STATE"
   if [[ $FLAVOR == v2 ]]; then mkdir -p "$DIR"/v2/{tmp,cdi}; fi
