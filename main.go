@@ -244,7 +244,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
 	set, err := sources.Load(ctx, specs, sources.Options{Stdin: stdin, HTTPHeaders: headers, NodeName: nodeName})
 	if err != nil {
-		return podrunError(err)
+		return interrupted(err, sigCode)
 	}
 	if len(set.Pods) == 0 {
 		return podrunError(fmt.Errorf("no pod in %s", strings.Join(specs, ", ")))
@@ -259,15 +259,15 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	// 2. Connect to the runtime and check it is ready.
 	rt, err := dial(ctx, str(c, "runtime-endpoint"))
 	if err != nil {
-		return podrunError(err)
+		return interrupted(err, sigCode)
 	}
 	defer rt.Close()
 	ver, err := rt.Version(ctx)
 	if err != nil {
-		return podrunError(err)
+		return interrupted(err, sigCode)
 	}
 	if err := rt.CheckReady(ctx, needNetwork); err != nil {
-		return podrunError(err)
+		return interrupted(err, sigCode)
 	}
 
 	// 3. Run.
@@ -296,7 +296,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		Force:         force,
 	})
 	if err != nil {
-		return podrunError(err)
+		return interrupted(err, sigCode)
 	}
 
 	// 4. Report.
@@ -315,6 +315,15 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		return nil
 	}
 	return &exitError{code: code, err: res.Err()}
+}
+
+// interrupted turns an error that a signal caused before any pod was
+// created (a runtime call cut short) into the signal's exit status.
+func interrupted(err error, sigCode func() int) error {
+	if code := sigCode(); code != 0 {
+		return &exitError{code: code, err: fmt.Errorf("interrupted: %w", err)}
+	}
+	return podrunError(err)
 }
 
 func dial(ctx context.Context, endpoint string) (*cri.Client, error) {

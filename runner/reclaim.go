@@ -73,7 +73,7 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 	if err := rt.StopPodSandbox(ctx, sb.Id); err != nil {
 		errs = append(errs, err)
 	}
-	if err := rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+	if err := removePodSandbox(ctx, rt, sb.Id); err != nil {
 		errs = append(errs, err)
 	}
 	if root := sb.Annotations[AnnotationRootDir]; root != "" {

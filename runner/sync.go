@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -59,11 +60,24 @@ func (p *podRun) event(reason, format string, args ...any) {
 	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
 }
 
+// apiStatus generates the pod's API status from what was last observed,
+// keeping each condition's lastTransitionTime until its status changes.
 func (p *podRun) apiStatus() v1.PodStatus {
-	return podStatusFor(statusInput{
+	st := podStatusFor(statusInput{
 		Pod: p.pod, Status: p.status, Reasons: p.reasons,
 		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
 	})
+	now := metav1.NewTime(p.r.now())
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.LastTransitionTime = now
+		for _, prev := range p.last.Conditions {
+			if prev.Type == c.Type && prev.Status == c.Status {
+				c.LastTransitionTime = prev.LastTransitionTime
+			}
+		}
+	}
+	return st
 }
 
 // syncLoop observes, decides and acts until the wait for the pod is over or
@@ -95,7 +109,10 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 			return outcomeWaiting, nil
 		}
 		if err != nil {
-			// Report the reason the act recorded (ErrImageNeverPull, ...).
+			// Report what was created and the reason the act recorded
+			// (ErrImageNeverPull, ...).
+			_ = p.r.obs.poll(context.WithoutCancel(ctx))
+			p.status = p.r.obs.podStatus(p.uid, p.ips)
 			p.last = p.apiStatus()
 			return outcomeError, err
 		}
@@ -215,6 +232,10 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
 		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain,
 	})
+	// A signal must not cut a call that creates something: the runtime
+	// would go on creating it after podrun stopped looking, and teardown
+	// would miss it. The call is bounded by the client's per-call timeout.
+	ctx = context.WithoutCancel(ctx)
 	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		return "", fmt.Errorf("creating the pod sandbox: %w", err)
@@ -268,6 +289,8 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
 		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
+	// As for the sandbox, a signal must not cut create or start midway.
+	ctx = context.WithoutCancel(ctx)
 	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
 	if err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateContainerErr, Message: err.Error()}

@@ -27,7 +27,7 @@ func (p *podRun) teardown() error {
 	}
 	p.logs.finishAll()
 	for _, id := range p.sandboxIDs(ctx) {
-		if err := p.r.rt.RemovePodSandbox(ctx, id); err != nil {
+		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))
 		}
 	}
@@ -42,6 +42,32 @@ func (p *podRun) teardown() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeRetries and removeRetryDelay bound how long teardown waits for a
+// container that is still starting (containerd refuses to remove it until
+// its start has finished) before giving up.
+const (
+	removeRetries    = 10
+	removeRetryDelay = 200 * time.Millisecond
+)
+
+// removePodSandbox removes a sandbox, retrying while the runtime refuses
+// because a container of it is still being started or stopped.
+func removePodSandbox(ctx context.Context, rt Runtime, id string) error {
+	var err error
+	for range removeRetries {
+		if err = rt.RemovePodSandbox(ctx, id); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(removeRetryDelay):
+		}
+		_ = rt.StopPodSandbox(ctx, id)
+	}
+	return err
 }
 
 // sandboxIDs lists every sandbox of the pod in this run: those podrun
