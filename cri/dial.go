@@ -52,6 +52,7 @@ type Client struct {
 	runtime     runtimeapi.RuntimeServiceClient
 	images      runtimeapi.ImageServiceClient
 	callTimeout time.Duration
+	version     *runtimeapi.VersionResponse // Dial's check
 }
 
 // Option changes how Dial and DialFirst set up a Client.
@@ -82,9 +83,11 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	for _, o := range opts {
 		o(c)
 	}
-	if err := probe(ctx, endpoint, path, min(DialTimeout, c.callTimeout)); err != nil {
+	v, err := probe(ctx, endpoint, path, min(DialTimeout, c.callTimeout))
+	if err != nil {
 		return nil, err
 	}
+	c.version = v
 	conn, err := newConn(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
@@ -98,23 +101,23 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 // probe checks that the runtime at path answers Version with CRI v1. It
 // uses its own connection without retries or waiting, so an endpoint with
 // nothing (or no CRI) behind it fails now and DialFirst can move on.
-func probe(ctx context.Context, endpoint, path string, timeout time.Duration) error {
+func probe(ctx context.Context, endpoint, path string, timeout time.Duration) (*runtimeapi.VersionResponse, error) {
 	conn, err := newConn(path, false)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", endpoint, err)
+		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion})
 	if err != nil {
-		return wrap(err, "checking CRI v1 at %s", endpoint)
+		return nil, wrap(err, "checking CRI v1 at %s", endpoint)
 	}
 	if v.GetRuntimeApiVersion() != apiVersion {
-		return fmt.Errorf("checking CRI v1 at %s: runtime %s %s speaks CRI %q",
+		return nil, fmt.Errorf("checking CRI v1 at %s: runtime %s %s speaks CRI %q",
 			endpoint, v.GetRuntimeName(), v.GetRuntimeVersion(), v.GetRuntimeApiVersion())
 	}
-	return nil
+	return v, nil
 }
 
 // newConn makes a gRPC connection to the socket at path. It connects
@@ -172,6 +175,10 @@ func (e *dialFirstError) Error() string {
 }
 
 func (e *dialFirstError) Unwrap() []error { return e.errs }
+
+// DialVersion is the runtime's answer to the Version call Dial made to
+// check the endpoint.
+func (c *Client) DialVersion() *runtimeapi.VersionResponse { return c.version }
 
 // Endpoint returns the endpoint the Client was dialled with.
 func (c *Client) Endpoint() string { return c.endpoint }

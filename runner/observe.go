@@ -7,13 +7,27 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri"
 )
 
 // pollInterval is how often the observer lists the run's sandboxes and
-// containers when nothing else wakes it. A container's exit must be noticed
-// within tens of milliseconds; one List of each kind per tick for the whole
-// run keeps the cost independent of the number of pods.
+// containers on a runtime without container events (containerd 1.6). A
+// container's exit must be noticed within tens of milliseconds; one List of
+// each kind per tick for the whole run keeps the cost independent of the
+// number of pods.
 const pollInterval = 20 * time.Millisecond
+
+// safetyPollInterval is how often the observer lists anyway while the
+// runtime's event stream is up: events wake it at once, and this catches
+// anything a stream hiccup lost.
+const safetyPollInterval = time.Second
+
+// eventSource is a runtime that streams container events (CRI
+// GetContainerEvents); the cri client is one.
+type eventSource interface {
+	GetContainerEvents(ctx context.Context) (*cri.EventStream, error)
+}
 
 // observer keeps the runtime's view of every sandbox and container of this
 // run, refreshed by polling, and wakes the pod whose state changed.
@@ -53,9 +67,20 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 	return ch
 }
 
-// run polls until ctx ends.
+// run keeps the view fresh until ctx ends: on every container event of this
+// run where the runtime streams events, else by polling every pollInterval.
 func (o *observer) run(ctx context.Context) {
-	t := time.NewTicker(pollInterval)
+	var events <-chan *runtimeapi.ContainerEventResponse
+	if es, ok := o.rt.(eventSource); ok {
+		if stream, err := es.GetContainerEvents(ctx); err == nil {
+			events = stream.C
+		}
+	}
+	interval := pollInterval
+	if events != nil {
+		interval = safetyPollInterval
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -63,6 +88,28 @@ func (o *observer) run(ctx context.Context) {
 			return
 		case <-t.C:
 			_ = o.poll(ctx) // a failed poll is retried on the next tick
+		case ev, ok := <-events:
+			if !ok {
+				// No events after all (the runtime does not implement them)
+				// or the stream broke: poll instead.
+				events = nil
+				t.Reset(pollInterval)
+				_ = o.poll(ctx)
+				continue
+			}
+			if ev.GetPodSandboxStatus().GetLabels()[LabelRun] != o.runID {
+				continue // another run's, or replayed history
+			}
+			// Take the events that are already queued with this one.
+			for drained := false; !drained; {
+				select {
+				case _, ok := <-events:
+					drained = !ok
+				default:
+					drained = true
+				}
+			}
+			_ = o.poll(ctx)
 		}
 	}
 }

@@ -141,14 +141,19 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	go r.obs.run(obsCtx)
 
 	res := &Result{Pods: make([]PodResult, len(pods))}
-	var wg sync.WaitGroup
+	var wg, syncing sync.WaitGroup
 	for i, pod := range pods {
 		wg.Add(1)
+		syncing.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Pods[i] = r.runPod(ctx, waitCtx, pod)
+			res.Pods[i] = r.runPod(ctx, waitCtx, pod, syncing.Done)
 		}()
 	}
+	// Once no pod syncs any more, nobody needs the observer: teardown asks
+	// the runtime directly.
+	syncing.Wait()
+	stopObs()
 	wg.Wait()
 	return res, nil
 }
@@ -164,9 +169,10 @@ func (r *run) progressf(format string, args ...any) {
 }
 
 // runPod runs one pod: set up, sync until the wait ends, tear down.
-func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod) PodResult {
+func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
 	p := newPodRun(r, pod)
 	o, err := p.syncLoop(waitCtx)
+	synced()
 	switch {
 	case err != nil:
 		o = outcomeError

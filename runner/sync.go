@@ -167,7 +167,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	// 1. Kill the pod before recreating its sandbox.
 	if a.KillPod && a.SandboxID != "" {
 		p.event("SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-		if err := p.killPod(ctx, false); err != nil {
+		if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 			return true, nextWake, err
 		}
 		acted = true

@@ -22,11 +22,12 @@ func (p *podRun) teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.gracePeriod())*time.Second+teardownSlack)
 	defer cancel()
 	var errs []error
-	if err := p.killPod(ctx, true); err != nil {
+	ids := p.sandboxIDs(ctx)
+	if err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
 	}
 	p.logs.finishAll()
-	for _, id := range p.sandboxIDs(ctx) {
+	for _, id := range ids {
 		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))
 		}
@@ -90,9 +91,9 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 
 // killPod stops the pod's running containers — regular and init containers
 // together, then sidecars one by one in reverse spec order, as the kubelet's
-// termination ordering does — and then stops every sandbox. With
+// termination ordering does — and then stops every sandbox of ids. With
 // honourForce, a closed Options.Force cuts every grace period to zero.
-func (p *podRun) killPod(ctx context.Context, honourForce bool) error {
+func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) error {
 	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
 		LabelSelector: map[string]string{LabelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid},
@@ -127,7 +128,7 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool) error {
 	for _, batch := range append([][]string{first}, sidecars...) {
 		errs = append(errs, p.stopContainers(ctx, batch, force))
 	}
-	for _, id := range p.sandboxIDs(ctx) {
+	for _, id := range ids {
 		if err := p.r.rt.StopPodSandbox(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("stopping pod sandbox %s: %w", id, err))
 		}

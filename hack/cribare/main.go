@@ -183,7 +183,13 @@ func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtime
 		Hostname:     fmt.Sprintf("cribare-%d", i),
 		LogDirectory: logDir,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: nsOpts},
+			// The kubelet asks for the runtime's default seccomp profile on
+			// every sandbox (and so does podrun); so does the baseline, or the
+			// comparison would not be of the same pod.
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: nsOpts,
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			},
 		},
 	}
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbConfig})
