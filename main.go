@@ -295,6 +295,8 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		ClusterDNS:    strs(c, "cluster-dns"),
 		ClusterDomain: str(c, "cluster-domain"),
 		Force:         force,
+		ConfigMaps:    configMaps(set),
+		Secrets:       secrets(set),
 	})
 	if err != nil {
 		return interrupted(err, sigCode)
@@ -325,6 +327,22 @@ func interrupted(err error, sigCode func() int) error {
 		return &exitError{code: code, err: fmt.Errorf("interrupted: %w", err)}
 	}
 	return podrunError(err)
+}
+
+func configMaps(set *sources.Set) []*v1.ConfigMap {
+	out := make([]*v1.ConfigMap, len(set.ConfigMaps))
+	for i, cm := range set.ConfigMaps {
+		out[i] = cm.ConfigMap
+	}
+	return out
+}
+
+func secrets(set *sources.Set) []*v1.Secret {
+	out := make([]*v1.Secret, len(set.Secrets))
+	for i, s := range set.Secrets {
+		out[i] = s.Secret
+	}
+	return out
 }
 
 func dial(ctx context.Context, endpoint string) (*cri.Client, error) {

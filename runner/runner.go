@@ -37,6 +37,11 @@ type Options struct {
 
 	// Owner identifies this process; zero means NewOwner(Detach).
 	Owner Owner
+
+	// ConfigMaps and Secrets of the run, for volumes, env and image pull
+	// secrets (the kubelet would fetch them from the API server).
+	ConfigMaps []*v1.ConfigMap
+	Secrets    []*v1.Secret
 }
 
 // PodResult is how one pod's run ended.
