@@ -42,6 +42,11 @@ type Options struct {
 	// secrets (the kubelet would fetch them from the API server).
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
+
+	// ImageCredentialsFile is a docker config.json (--image-credentials)
+	// whose credentials are tried after the pods' imagePullSecrets and
+	// before the node's docker config (see pullsecrets.go).
+	ImageCredentialsFile string
 }
 
 // PodResult is how one pod's run ended.
@@ -88,6 +93,8 @@ type run struct {
 	host  resolvConf
 	now   func() time.Time
 	prog  sync.Mutex
+
+	nodeKeyrings []*keyring // the node's image pull credentials, tried after a pod's
 }
 
 // Run runs the pods concurrently until each reaches the wait condition,
@@ -112,8 +119,12 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
 	}
+	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
-		rt: rt, opts: opts, host: host, now: time.Now,
+		rt: rt, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
 		obs:  newObserver(rt, opts.Owner.RunID),
 		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
 	}

@@ -317,6 +317,11 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 // ensureImage makes sure the runtime has the container's image, pulling it
 // as imagePullPolicy says, and returns the image reference to create with.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	if _, err := parseImageName(c.Image); err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
+		return "", &pullError{Reason: reasonInvalidImageName, Message: msg}
+	}
 	image := imageWithDefaultTag(c.Image)
 	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
 		return ref, nil
@@ -338,7 +343,7 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 	}
 	p.event("Pulling", "Pulling image %q", c.Image)
 	start := p.r.now()
-	ref, err := p.r.rt.PullImage(ctx, image, nil, sandboxCfg)
+	ref, err := p.pullWithCredentials(ctx, image, sandboxCfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
