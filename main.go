@@ -123,6 +123,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local"},
+		&cli.StringFlag{Name: "image-credentials", TakesFile: true,
+			Usage: "docker config.json with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
 	)
 }
 
@@ -297,6 +299,8 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		Force:         force,
 		ConfigMaps:    configMaps(set),
 		Secrets:       secrets(set),
+
+		ImageCredentialsFile: str(c, "image-credentials"),
 	})
 	if err != nil {
 		return interrupted(err, sigCode)
