@@ -36,3 +36,15 @@ func (c *Client) PullImage(ctx context.Context, image string, auth *runtimeapi.A
 	}
 	return resp.GetImageRef(), nil
 }
+
+// RemoveImage removes image (a reference or an ID) from the runtime; an
+// image the runtime does not have counts as removed.
+func (c *Client) RemoveImage(ctx context.Context, image string) error {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	_, err := c.images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: image}}, waitForReady)
+	if err != nil && !IsNotFound(err) {
+		return wrap(err, "removing image %q", image)
+	}
+	return nil
+}
