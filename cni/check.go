@@ -1,0 +1,190 @@
+package cni
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// confExtensions are the files containerd's go-cni (and CRI-O's ocicni)
+// load from the conf dir.
+var confExtensions = []string{".conf", ".conflist", ".json"}
+
+// validateTimeout bounds running every plugin with CNI_COMMAND=VERSION.
+// Plugins answer at once; one that hangs must not hang the run.
+const validateTimeout = 20 * time.Second
+
+// StatusGetter is the one CRI call the check makes (cri.Client has it).
+type StatusGetter interface {
+	Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error)
+}
+
+// CheckPodNetwork is the pre-flight for a run with pods that are not on the
+// host network: it asks the runtime's verbose Status where its CNI
+// configuration and plugins are, lets flags override that (see
+// resolveDirs), and checks the network configuration there (see Check).
+// The runtime's own NetworkReady condition is cri.Client.CheckReady's to
+// report.
+func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
+	st, err := rt.Status(ctx, true)
+	if err != nil {
+		return fmt.Errorf("checking the pod network: %w", err)
+	}
+	return Check(ctx, resolveDirs(flags, runtimeInfo(st.GetInfo())))
+}
+
+// Check picks the network configuration the runtime uses from d.ConfDir
+// and validates it against d.BinDirs with libcni. It returns a
+// *NotReadyError saying what is wrong, or nil.
+func Check(ctx context.Context, d Dirs) error {
+	files, err := libcni.ConfFiles(d.ConfDir, confExtensions)
+	if err != nil {
+		return &NotReadyError{Dirs: d, Err: err}
+	}
+	file := pickConfFile(files)
+	if file == "" {
+		return &NotReadyError{Dirs: d}
+	}
+	list, err := loadConfList(file)
+	if err != nil {
+		return &NotReadyError{Dirs: d, File: file, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
+	defer cancel()
+	cfg := libcni.NewCNIConfig(d.BinDirs, nil)
+	_, verr := cfg.ValidateNetworkList(ctx, list)
+	var problems []PluginProblem
+	if verr != nil {
+		problems = diagnose(ctx, cfg, pluginTypes(list), list.CNIVersion)
+	}
+	if d.Loopback && !slices.Contains(pluginTypes(list), "loopback") {
+		// The runtime runs loopback for each pod's lo with a config of its
+		// own: only its presence matters.
+		if _, err := invoke.FindInPath("loopback", d.BinDirs); err != nil {
+			problems = append(problems, PluginProblem{Type: "loopback"})
+		}
+	}
+	if verr == nil && len(problems) == 0 {
+		return nil
+	}
+	e := &NotReadyError{Dirs: d, File: file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}
+	if len(problems) == 0 {
+		e.Err = verr // a problem diagnose did not find: libcni's words
+	}
+	return e
+}
+
+// pickConfFile returns the file the runtime uses: the lexically first one
+// (go-cni and ocicni sort the names and take the first as the pod
+// network). "" when there is none.
+func pickConfFile(files []string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	return slices.Min(files)
+}
+
+// loadConfList loads a .conflist, or a single-plugin .conf/.json wrapped
+// into a list, as go-cni does.
+func loadConfList(file string) (*libcni.NetworkConfigList, error) {
+	if strings.HasSuffix(file, ".conflist") {
+		return libcni.ConfListFromFile(file)
+	}
+	conf, err := libcni.ConfFromFile(file) //nolint:staticcheck // the .conf format runtimes still load
+	if err != nil {
+		return nil, err
+	}
+	return libcni.ConfListFromConf(conf) //nolint:staticcheck // as go-cni does
+}
+
+func pluginTypes(list *libcni.NetworkConfigList) []string {
+	var out []string
+	for _, p := range list.Plugins {
+		out = append(out, p.Network.Type)
+	}
+	return out
+}
+
+// diagnose runs each plugin type as ValidateNetworkList does, keeping what
+// went wrong with each: not found, no answer to VERSION, or not speaking
+// version.
+func diagnose(ctx context.Context, cfg *libcni.CNIConfig, types []string, version string) []PluginProblem {
+	if version == "" {
+		version = "0.1.0" // libcni's default for a config without one
+	}
+	var out []PluginProblem
+	for _, t := range types {
+		path, err := invoke.FindInPath(t, cfg.Path)
+		if err != nil {
+			out = append(out, PluginProblem{Type: t})
+			continue
+		}
+		vi, err := cfg.GetVersionInfo(ctx, t)
+		switch {
+		case err != nil:
+			out = append(out, PluginProblem{Type: t, Path: path, Err: err})
+		case !slices.Contains(vi.SupportedVersions(), version):
+			out = append(out, PluginProblem{Type: t, Path: path, Supported: vi.SupportedVersions()})
+		}
+	}
+	return out
+}
+
+// NotReadyError says why pods cannot get a pod network on this node.
+type NotReadyError struct {
+	Dirs Dirs
+	// File is the configuration the runtime uses; "" when there is none.
+	File string
+	// Network and CNIVersion are the file's name and cniVersion.
+	Network, CNIVersion string
+	// Plugins are the plugins that failed validation.
+	Plugins []PluginProblem
+	// Err is a failure to read the conf dir or the file, or libcni's
+	// validation error when no plugin problem explains it.
+	Err error
+}
+
+// PluginProblem is one plugin that failed validation.
+type PluginProblem struct {
+	Type string
+	// Path is where the plugin was found; "" when it was not.
+	Path string
+	// Supported are the versions it speaks, when not the config's.
+	Supported []string
+	// Err is its failure to answer CNI_COMMAND=VERSION.
+	Err error
+}
+
+func (e *NotReadyError) Error() string {
+	const prefix = "pod network not ready (pods not on the host network need it): "
+	d := e.Dirs
+	switch {
+	case e.File == "" && e.Err != nil:
+		return prefix + fmt.Sprintf("reading the CNI config dir %s (from %s): %v", d.ConfDir, d.ConfDirFrom, e.Err)
+	case e.File == "":
+		return prefix + fmt.Sprintf("no CNI network config (*.conflist, *.conf, *.json) in %s (from %s); "+
+			"'podrun cni init' writes one", d.ConfDir, d.ConfDirFrom)
+	case len(e.Plugins) == 0:
+		return prefix + fmt.Sprintf("CNI config %s: %v", e.File, e.Err)
+	}
+	var msgs []string
+	for _, p := range e.Plugins {
+		name := fmt.Sprintf("plugin %q", p.Type)
+		switch {
+		case p.Path == "":
+			msgs = append(msgs, fmt.Sprintf("%s not found in %s (from %s)", name, strings.Join(d.BinDirs, ":"), d.BinDirsFrom))
+		case p.Err != nil:
+			msgs = append(msgs, fmt.Sprintf("%s (%s) does not answer CNI_COMMAND=VERSION: %v", name, p.Path, p.Err))
+		default:
+			msgs = append(msgs, fmt.Sprintf("%s (%s) does not support cniVersion %q (it supports %s)",
+				name, p.Path, e.CNIVersion, strings.Join(p.Supported, ", ")))
+		}
+	}
+	return prefix + fmt.Sprintf("CNI network %q (%s): %s", e.Network, e.File, strings.Join(msgs, "; "))
+}

@@ -1,0 +1,21 @@
+// Package cni checks the node's pod network before podrun creates any
+// sandbox, and writes a default network configuration for a fresh node.
+//
+// podrun never runs CNI plugins itself: the runtime does, when it creates a
+// sandbox. What podrun does is the pre-flight a kubelet gets from the
+// runtime's NetworkReady condition, made more precise. It finds the network
+// configuration the runtime uses (the directories the runtime reports in
+// its verbose CRI Status, or podrun's flags), picks the file the runtime
+// would pick (the lexically first *.conf, *.conflist or *.json, as
+// containerd's go-cni does) and validates it with libcni: every plugin
+// binary present in the plugin dirs and speaking the config's cniVersion.
+// A failure is a *NotReadyError naming the file, the plugin and the dirs.
+//
+// The decisions are pure functions with table tests (runtimeInfo from the
+// Status info map, resolveDirs, pickConfFile, NotReadyError's message,
+// pickVersion, initConfList); the libcni calls around them are thin.
+//
+//   - dirs.go: where the configuration and plugins are, and why
+//   - check.go: the pre-flight check
+//   - init.go: `podrun cni init`
+package cni
