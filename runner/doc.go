@@ -12,6 +12,7 @@
 //	sandbox.go    sandboxConfig: the CRI PodSandboxConfig of a pod
 //	container.go  containerConfig: the CRI ContainerConfig of a container
 //	image.go      pullDecision: whether to pull an image
+//	pullsecrets.go authsFor: the registry credentials to try for an image
 //	exitcode.go   exitCode: podrun's exit status from the outcome
 //
 // Effects are thin and sit next to the decision they carry out
