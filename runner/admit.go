@@ -652,3 +652,24 @@ func initAndRegularContainers(pod *v1.Pod) []*v1.Container {
 	}
 	return out
 }
+
+// rejectedResult is the result of a run that admission stopped: a rejected
+// pod has the status the kubelet gives it (Failed, with the reason and
+// message); the others stay Pending, never started.
+func rejectedResult(pods []*v1.Pod, rejected []*AdmissionError) *Result {
+	byPod := map[string]*AdmissionError{}
+	for _, e := range rejected {
+		byPod[e.Namespace+"/"+e.Name] = e
+	}
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	for i, p := range pods {
+		r := PodResult{Pod: p, Outcome: outcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
+		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
+			r.Status, r.Err = e.Status(), e
+		} else {
+			r.Err = errors.New("not started: another pod of the run was rejected")
+		}
+		res.Pods[i] = r
+	}
+	return res
+}

@@ -18,6 +18,11 @@ type Options struct {
 	NodeName   string
 	HostIP     string // status.hostIP; "" leaves it unset
 
+	// Node is the node every pod is admitted against before anything is
+	// created (admit.go); NodeFromHost builds it. A zero Node (no Name)
+	// skips admission.
+	Node NodeInfo
+
 	Wait    WaitMode
 	Timeout time.Duration // 0: no limit
 	Detach  bool          // leave the pods running once the wait ends
@@ -100,7 +105,10 @@ type run struct {
 // Run runs the pods concurrently until each reaches the wait condition,
 // fails, times out or ctx is cancelled (a signal), then tears them down
 // unless Detach is set. Problems that stop a pod from running at all are
-// reported in its PodResult with outcome error.
+// reported in its PodResult with outcome error. A pod the node rejects
+// (admit.go) stops the whole run before anything is created: Run returns
+// the *AdmissionError of every rejected pod, joined, and a Result with each
+// pod's status.
 func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
 	if opts.Wait == "" {
 		opts.Wait = WaitAuto
@@ -118,6 +126,13 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	host, err := readResolvConf(opts.ResolvConf)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
+	}
+	// Admit every pod before anything is listed, reclaimed or created: one
+	// rejected pod and none runs.
+	if opts.Node.Name != "" {
+		if rejected := admitPods(pods, opts.Node); rejected != nil {
+			return rejectedResult(pods, rejected), joinRejections(rejected)
+		}
 	}
 	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
 	if err != nil {
