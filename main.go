@@ -31,6 +31,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/sources"
@@ -123,6 +124,10 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local"},
+		&cli.StringFlag{Name: "cni-conf-dir",
+			Usage: "CNI network config dir checked before pods off the host network run; overrides the one the runtime reports in its status (default then " + cni.DefaultConfDir + ")"},
+		&cli.StringFlag{Name: "cni-bin-dir",
+			Usage: "CNI plugin dirs, colon-separated; override the ones the runtime reports in its status (default then " + cni.DefaultBinDir + ")"},
 		&cli.StringFlag{Name: "image-credentials", TakesFile: true,
 			Usage: "docker config.json with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
 	)
@@ -133,7 +138,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "podrun",
 		Usage:     "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
-		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | version",
+		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | cni init | version",
 		Description: "Exit status: 0 when every pod reached the wait condition; the exit code of the first failed\n" +
 			"container (spec order, init containers first) when a pod failed; 124 when --timeout expired;\n" +
 			"125 when podrun could not run the pods; 130/143 after SIGINT/SIGTERM, once torn down.",
@@ -163,6 +168,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags:     append(runtimeFlags(), &cli.BoolFlag{Name: "all", Usage: "every podrun pod on this node"}),
 				Action:    func(c *cli.Context) error { return downAction(c, stderr) },
 			},
+			cniCommand(stdout, stderr),
 			{
 				Name: "version", Usage: "print podrun's version",
 				Action: func(c *cli.Context) error {
@@ -271,6 +277,12 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	ver := rt.DialVersion()
 	if err := rt.CheckReady(ctx, needNetwork); err != nil {
 		return interrupted(err, sigCode)
+	}
+	if needNetwork {
+		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir"))}
+		if err := cni.CheckPodNetwork(ctx, rt, flags); err != nil {
+			return interrupted(err, sigCode)
+		}
 	}
 
 	// 3. Run.

@@ -37,6 +37,7 @@ func startFake(t *testing.T) (*fake.Server, string) {
 	t.Helper()
 	s, ep := fake.Start(t)
 	s.AddImages("busybox:1.28")
+	fakeCNI(t, s)
 	return s, ep
 }
 
