@@ -1,0 +1,576 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+)
+
+// Pod cgroups, as the kubelet's pod container manager makes them
+// (pkg/kubelet/cm: cgroup_manager_linux.go, pod_container_manager_linux.go,
+// qos_container_manager_linux.go, helpers_linux.go).
+//
+// Under --cgroup-root (default /podrun) a Guaranteed pod's cgroup is
+// pod<uid>, a Burstable one's burstable/pod<uid> and a BestEffort one's
+// besteffort/pod<uid>. With the systemd driver the same names become
+// slices: /podrun.slice/podrun-burstable.slice/podrun-burstable-pod<uid>.slice
+// ('-' in a part becomes '_'). The pod cgroup is made, with the pod's
+// resources, before the sandbox, and handed to the runtime as the sandbox's
+// CgroupParent; the runtime puts the sandbox and every container below it.
+// It is removed at teardown once the sandbox is gone.
+//
+// The kubelet keeps its QoS cgroups and root for good. podrun leaves the
+// host as it found it: a QoS cgroup or root that is empty once a pod is gone
+// is removed too when podrun owns it — when the run created it, or when the
+// root is podrun's own default /podrun, where nothing but podrun puts
+// cgroups. Under a root podrun found already there (--cgroup-root=/kubepods,
+// say) only what the run itself created is removed and existing parents'
+// resources are left alone.
+
+// Cgroup drivers (--cgroup-driver), named as the kubelet and the CRI name them.
+const (
+	CgroupDriverCgroupfs = "cgroupfs"
+	CgroupDriverSystemd  = "systemd"
+)
+
+// DefaultCgroupRoot is podrun's own cgroup root (--cgroup-root).
+const DefaultCgroupRoot = "/podrun"
+
+// The kubelet's CPU conversions (pkg/kubelet/cm/helpers_linux.go).
+const (
+	minShares     = 2
+	maxShares     = 262144
+	sharesPerCPU  = 1024
+	milliCPUToCPU = 1000
+	// quotaPeriod is the CFS period, 100ms: the kubelet's default
+	// cpuCFSQuotaPeriod.
+	quotaPeriod = 100000
+	// minQuotaPeriod is the smallest quota the kubelet sets, 1ms.
+	minQuotaPeriod = 1000
+)
+
+// QoS cgroup names below the root (pkg/kubelet/cm/types.go).
+const (
+	qosBurstableName  = "burstable"
+	qosBestEffortName = "besteffort"
+)
+
+// milliCPUToShares is the kubelet's MilliCPUToShares: cpu.shares for a
+// number of millicores, within [2, 262144]; 0 gives 2.
+func milliCPUToShares(milliCPU int64) uint64 {
+	if milliCPU == 0 {
+		return minShares
+	}
+	shares := milliCPU * sharesPerCPU / milliCPUToCPU
+	return uint64(min(max(shares, minShares), maxShares))
+}
+
+// milliCPUToQuota is the kubelet's milliCPUToQuota: the CFS quota for a
+// number of millicores over period, at least 1ms; 0 means no quota.
+func milliCPUToQuota(milliCPU, period int64) int64 {
+	if milliCPU == 0 {
+		return 0
+	}
+	return max(milliCPU*period/milliCPUToCPU, minQuotaPeriod)
+}
+
+// cpuWeight is the kubelet's getCPUWeight: cgroup v2's cpu.weight [1, 10000]
+// for cpu.shares [2, 262144].
+func cpuWeight(shares uint64) uint64 {
+	if shares >= maxShares {
+		return 10000
+	}
+	return 1 + ((shares-minShares)*9999)/(maxShares-minShares)
+}
+
+// podResources is the pod cgroup's resource config, driver-neutral: nil
+// fields are left alone.
+type podResources struct {
+	CPUShares *uint64
+	CPUQuota  *int64
+	CPUPeriod *uint64
+	Memory    *int64 // bytes
+}
+
+// podResourceConfig is the kubelet's ResourceConfigForPod (cpuCFSQuota on,
+// the default period, no memory QoS): cpu shares from the pod's effective
+// cpu request for every QoS class but BestEffort (shares 2); a Guaranteed
+// pod also gets its cpu quota and memory limit; a Burstable one gets the
+// quota only if every container declares a cpu limit, and the memory limit
+// only if every container declares a memory limit.
+func podResourceConfig(pod *v1.Pod) podResources {
+	reqs := podRequests(pod)
+	cpuDeclared, memDeclared := true, true
+	limits := podLimits(pod, func(l v1.ResourceList) {
+		if l.Cpu().IsZero() {
+			cpuDeclared = false
+		}
+		if l.Memory().IsZero() {
+			memDeclared = false
+		}
+	})
+	if r := pod.Spec.Resources; r != nil {
+		// Pod-level limits declare the limit for every container.
+		if !r.Limits.Cpu().IsZero() {
+			cpuDeclared = true
+		}
+		if !r.Limits.Memory().IsZero() {
+			memDeclared = true
+		}
+	}
+	shares := milliCPUToShares(reqs.Cpu().MilliValue())
+	period := uint64(quotaPeriod)
+	quota := milliCPUToQuota(limits.Cpu().MilliValue(), quotaPeriod)
+	memory := limits.Memory().Value()
+
+	var rc podResources
+	switch qosClass(pod) {
+	case v1.PodQOSGuaranteed:
+		rc = podResources{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
+	case v1.PodQOSBurstable:
+		rc.CPUShares = &shares
+		if cpuDeclared {
+			rc.CPUQuota, rc.CPUPeriod = &quota, &period
+		}
+		if memDeclared {
+			rc.Memory = &memory
+		}
+	default:
+		s := uint64(minShares)
+		rc.CPUShares = &s
+	}
+	return rc
+}
+
+// podRequests is k8s.io/component-helpers resource.PodRequests for the
+// kubelet's cgroups: the sum of the regular containers and sidecars, at
+// least what any init container needs while it runs (itself plus the
+// sidecars started before it), pod-level requests (cpu and memory) instead
+// where set, plus the pod overhead.
+func podRequests(pod *v1.Pod) v1.ResourceList {
+	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests },
+		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Requests }, nil, false)
+}
+
+// podLimits is resource.PodLimits: as podRequests, with the overhead added
+// only to non-zero limits. perContainer sees each container's effective
+// limits (an init container's include the sidecars before it).
+func podLimits(pod *v1.Pod, perContainer func(v1.ResourceList)) v1.ResourceList {
+	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits },
+		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Limits }, perContainer, true)
+}
+
+func podAggregate(pod *v1.Pod, of func(*v1.Container) v1.ResourceList, podLevel func(*v1.ResourceRequirements) v1.ResourceList,
+	perContainer func(v1.ResourceList), overheadOnlyNonZero bool) v1.ResourceList {
+	total := v1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		l := of(&pod.Spec.Containers[i])
+		if perContainer != nil {
+			perContainer(l)
+		}
+		addResources(total, l)
+	}
+	sidecars, inits := v1.ResourceList{}, v1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		l := of(c)
+		if isSidecar(c) {
+			addResources(total, l)
+			addResources(sidecars, l)
+			l = sidecars
+		} else {
+			tmp := v1.ResourceList{}
+			addResources(tmp, l)
+			addResources(tmp, sidecars)
+			l = tmp
+		}
+		if perContainer != nil {
+			perContainer(l)
+		}
+		maxResources(inits, l)
+	}
+	maxResources(total, inits)
+	if r := pod.Spec.Resources; r != nil {
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			if q, ok := podLevel(r)[name]; ok {
+				total[name] = q.DeepCopy()
+			}
+		}
+	}
+	for name, q := range pod.Spec.Overhead {
+		v, ok := total[name]
+		if overheadOnlyNonZero && (!ok || v.IsZero()) {
+			continue
+		}
+		v.Add(q)
+		total[name] = v
+	}
+	return total
+}
+
+func addResources(list, add v1.ResourceList) {
+	for name, q := range add {
+		v := list[name]
+		v.Add(q)
+		list[name] = v
+	}
+}
+
+func maxResources(list, other v1.ResourceList) {
+	for name, q := range other {
+		if v, ok := list[name]; !ok || q.Cmp(v) > 0 {
+			list[name] = q.DeepCopy()
+		}
+	}
+}
+
+// qosCgroupResources are the QoS cgroups' resources (the kubelet's
+// qos_container_manager_linux.go setCPUCgroupConfig): besteffort gets
+// shares 2, burstable the shares of the sum of its pods' cpu requests —
+// here the Burstable pods of this run.
+func qosCgroupResources(qos v1.PodQOSClass, pods []*v1.Pod) podResources {
+	var shares uint64
+	switch qos {
+	case v1.PodQOSBestEffort:
+		shares = minShares
+	case v1.PodQOSBurstable:
+		var milli int64
+		for _, p := range pods {
+			if qosClass(p) == v1.PodQOSBurstable {
+				reqs := podRequests(p)
+				milli += reqs.Cpu().MilliValue()
+			}
+		}
+		shares = milliCPUToShares(milli)
+	default:
+		return podResources{}
+	}
+	return podResources{CPUShares: &shares}
+}
+
+// libResources converts a resource config for the cgroup library, as the
+// kubelet's toResources does: cpu.weight instead of shares on cgroup v2;
+// devices and the freezer are never touched.
+func libResources(rc podResources, v2 bool) *cgroups.Resources {
+	r := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
+	if rc.CPUShares != nil {
+		if v2 {
+			r.CpuWeight = cpuWeight(*rc.CPUShares)
+		} else {
+			r.CpuShares = *rc.CPUShares
+		}
+	}
+	if rc.CPUQuota != nil {
+		r.CpuQuota = *rc.CPUQuota
+	}
+	if rc.CPUPeriod != nil {
+		r.CpuPeriod = *rc.CPUPeriod
+	}
+	if rc.Memory != nil {
+		r.Memory = *rc.Memory
+	}
+	return r
+}
+
+// cgroupName is a cgroup as a list of parts below the hierarchy's root,
+// e.g. [podrun burstable pod<uid>] (the kubelet's CgroupName).
+type cgroupName []string
+
+// parseCgroupRoot splits --cgroup-root into parts: a cgroupfs path
+// ("/podrun", "/" for the hierarchy's root) or, with the systemd driver, a
+// slice ("podrun.slice", "podrun-ci.slice").
+func parseCgroupRoot(root, driver string) (cgroupName, error) {
+	if driver == CgroupDriverSystemd && strings.HasSuffix(root, ".slice") {
+		var parts cgroupName
+		for p := range strings.SplitSeq(strings.TrimSuffix(path.Base(root), ".slice"), "-") {
+			if p != "" {
+				parts = append(parts, strings.ReplaceAll(p, "_", "-"))
+			}
+		}
+		return parts, nil
+	}
+	if !path.IsAbs(root) {
+		return nil, fmt.Errorf("invalid --cgroup-root %q: want an absolute cgroup path such as %s", root, DefaultCgroupRoot)
+	}
+	var parts cgroupName
+	for p := range strings.SplitSeq(path.Clean(root), "/") {
+		if p == "" {
+			continue
+		}
+		if driver == CgroupDriverSystemd && strings.Contains(p, "_") {
+			// The kubelet forbids '_' so that '-' → '_' can be reversed.
+			return nil, fmt.Errorf("invalid --cgroup-root %q: '_' cannot be used with the systemd cgroup driver", root)
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// path is the cgroup's name in cgroupfs form, the form the CRI's
+// CgroupParent takes: /podrun/burstable/pod<uid>, or with systemd the
+// expanded slice path /podrun.slice/podrun-burstable.slice/podrun-burstable-pod<uid>.slice
+// (the kubelet's CgroupName.ToCgroupfs and ToSystemd).
+func (n cgroupName) path(driver string) string {
+	if driver != CgroupDriverSystemd {
+		return "/" + path.Join(n...)
+	}
+	if len(n) == 0 {
+		return "/"
+	}
+	parts := make([]string, len(n))
+	for i, p := range n {
+		parts[i] = strings.ReplaceAll(p, "-", "_")
+	}
+	expanded, err := systemd.ExpandSlice(strings.Join(parts, "-") + ".slice")
+	if err != nil {
+		// Only a part with '/' or a name ending in '-' fails, which the parts never are.
+		panic(fmt.Sprintf("expanding the systemd slice of %v: %v", n, err))
+	}
+	return expanded
+}
+
+// qosCgroupName is the QoS cgroup of a class below root: root itself for
+// Guaranteed.
+func qosCgroupName(qos v1.PodQOSClass, root cgroupName) cgroupName {
+	n := append(cgroupName{}, root...)
+	switch qos {
+	case v1.PodQOSBurstable:
+		n = append(n, qosBurstableName)
+	case v1.PodQOSBestEffort:
+		n = append(n, qosBestEffortName)
+	}
+	return n
+}
+
+// podCgroupName is the pod's cgroup (the kubelet's GetPodContainerName):
+// pod<uid> below its QoS cgroup, in the driver's cgroupfs form.
+func podCgroupName(pod *v1.Pod, qos v1.PodQOSClass, root cgroupName, driver string) string {
+	return append(qosCgroupName(qos, root), "pod"+string(pod.UID)).path(driver)
+}
+
+// libCgroupConfig is the cgroup library's config for a cgroup (the kubelet's
+// libctCgroupConfig): the cgroupfs path, or with systemd the slice and its
+// parent slice, as systemd needs them.
+func libCgroupConfig(name, driver string, res *cgroups.Resources) *cgroups.Cgroup {
+	cg := &cgroups.Cgroup{Resources: res}
+	if driver != CgroupDriverSystemd {
+		cg.Path = name
+		return cg
+	}
+	cg.Systemd = true
+	dir, base := path.Split(name)
+	if dir == "/" {
+		dir = "-.slice"
+	} else {
+		dir = path.Base(dir)
+	}
+	cg.Parent, cg.Name = dir, base
+	return cg
+}
+
+// newCgroupManager makes the cgroup library's manager for a cgroup:
+// cgroupfs v1 or v2 or systemd, as the host and the config say. Tests
+// replace it with one on a fake cgroup filesystem.
+var newCgroupManager = manager.New
+
+// cgroupRmdir removes a cgroup directory if it is empty: on cgroupfs rmdir
+// fails while the cgroup has children or processes, atomically. Tests
+// replace it for a fake cgroup filesystem, whose directories hold real files.
+var cgroupRmdir = unix.Rmdir
+
+// cgroupHost is a run's view of the node's cgroups.
+type cgroupHost struct {
+	driver string
+	root   cgroupName
+	v2     bool
+
+	mu      sync.Mutex
+	created map[string]bool // cgroups this run created, by name
+}
+
+// newCgroupHost returns the cgroups of a run; nil when root is "" (no pod
+// cgroups: the runtime places the sandboxes itself).
+func newCgroupHost(root, driver string) (*cgroupHost, error) {
+	if root == "" {
+		return nil, nil
+	}
+	if driver == "" {
+		driver = CgroupDriverCgroupfs
+	}
+	if driver != CgroupDriverCgroupfs && driver != CgroupDriverSystemd {
+		return nil, fmt.Errorf("invalid cgroup driver %q: want cgroupfs or systemd", driver)
+	}
+	parts, err := parseCgroupRoot(root, driver)
+	if err != nil {
+		return nil, err
+	}
+	return &cgroupHost{driver: driver, root: parts, v2: cgroups.IsCgroup2UnifiedMode(), created: map[string]bool{}}, nil
+}
+
+// ownedByPodrun reports whether a cgroup lies in podrun's own hierarchy,
+// DefaultCgroupRoot (/podrun, or /podrun.slice with systemd), where nothing
+// but podrun puts cgroups.
+func ownedByPodrun(name, driver string) bool {
+	own, _ := parseCgroupRoot(DefaultCgroupRoot, driver)
+	r := own.path(driver)
+	return name == r || strings.HasPrefix(name, r+"/")
+}
+
+// owns reports whether podrun may set the resources of the parent cgroup
+// name and remove it once empty: it is in podrun's own hierarchy, or this
+// run created it.
+func (h *cgroupHost) owns(name string) bool {
+	if ownedByPodrun(name, h.driver) {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.created[name]
+}
+
+// ensure creates the cgroup if it does not exist and sets its resources
+// (the kubelet's Create: the library's Apply(-1), then Set). An existing
+// cgroup gets its resources set only when set is true.
+func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
+	res := libResources(rc, h.v2)
+	m, err := newCgroupManager(libCgroupConfig(name, h.driver, res))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if !m.Exists() {
+		if err := m.Apply(-1); err != nil {
+			return fmt.Errorf("creating cgroup %s: %w", name, err)
+		}
+		h.mu.Lock()
+		h.created[name] = true
+		h.mu.Unlock()
+		set = true
+	}
+	if !set {
+		return nil
+	}
+	if err := m.Set(res); err != nil {
+		return fmt.Errorf("setting the resources of cgroup %s: %w", name, err)
+	}
+	return nil
+}
+
+// ensurePodCgroup creates the root and the pod's QoS cgroup when missing,
+// and the pod's cgroup, with their resources, and returns the pod cgroup's
+// name for the sandbox's CgroupParent. pods are the run's pods, for the
+// burstable cgroup's shares.
+func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
+	qos := qosClass(pod)
+	for i := 1; i <= len(h.root); i++ {
+		if err := h.ensure(h.root[:i].path(h.driver), podResources{}, false); err != nil {
+			return "", err
+		}
+	}
+	if qos != v1.PodQOSGuaranteed {
+		name := qosCgroupName(qos, h.root).path(h.driver)
+		if err := h.ensure(name, qosCgroupResources(qos, pods), h.owns(name)); err != nil {
+			return "", err
+		}
+	}
+	name := podCgroupName(pod, qos, h.root, h.driver)
+	if err := h.ensure(name, podResourceConfig(pod), true); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// removePodCgroup removes the pod's cgroup (every process of the pod must be
+// gone by then) and then its QoS cgroup and the root, innermost first, while
+// podrun owns them and they are empty. A cgroup already gone counts as
+// removed.
+func (h *cgroupHost) removePodCgroup(name string) error {
+	return removePodCgroup(name, h.driver, h.owns)
+}
+
+// removeCgroupOfSandbox removes the pod cgroup a sandbox's annotation names
+// (reclaiming, `podrun down`); the parents removed once empty are those in
+// podrun's own hierarchy. The driver is told by the name: slices end in
+// ".slice".
+func removeCgroupOfSandbox(name string) error {
+	driver := CgroupDriverCgroupfs
+	if strings.HasSuffix(name, ".slice") {
+		driver = CgroupDriverSystemd
+	}
+	return removePodCgroup(name, driver, func(parent string) bool { return ownedByPodrun(parent, driver) })
+}
+
+func removePodCgroup(name, driver string, owns func(string) bool) error {
+	m, err := newCgroupManager(libCgroupConfig(name, driver, &cgroups.Resources{}))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if err := m.Destroy(); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing cgroup %s: %w", name, err)
+	}
+	// Every ancestor but the hierarchy's root is the QoS cgroup or a level
+	// of --cgroup-root.
+	for parent := path.Dir(name); parent != "/" && parent != "." && owns(parent); parent = path.Dir(parent) {
+		removed, err := removeIfEmpty(parent, driver)
+		if err != nil || !removed {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeIfEmpty removes a parent cgroup that has no child cgroups and no
+// processes. With cgroupfs that is an rmdir of the cgroup in every
+// hierarchy, which the kernel refuses while the cgroup is in use — never the
+// library's recursive removal, which would take along a pod cgroup another
+// podrun has just made. With systemd the slice is stopped once no child
+// cgroup is left in it.
+func removeIfEmpty(name, driver string) (bool, error) {
+	m, err := newCgroupManager(libCgroupConfig(name, driver, &cgroups.Resources{}))
+	if err != nil {
+		return false, fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	paths := m.GetPaths()
+	if driver == CgroupDriverSystemd {
+		for _, p := range paths {
+			if hasChildCgroup(p) {
+				return false, nil
+			}
+		}
+		if err := m.Destroy(); err != nil {
+			return false, fmt.Errorf("removing cgroup %s: %w", name, err)
+		}
+		return true, nil
+	}
+	for _, p := range paths {
+		switch err := cgroupRmdir(p); {
+		case err == nil, errors.Is(err, unix.ENOENT):
+		case errors.Is(err, unix.EBUSY), errors.Is(err, unix.ENOTEMPTY):
+			return false, nil // in use
+		default:
+			return false, fmt.Errorf("removing cgroup %s: %w", p, err)
+		}
+	}
+	return true, nil
+}
+
+func hasChildCgroup(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
