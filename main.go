@@ -124,6 +124,12 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local"},
+		&cli.StringSliceFlag{Name: "system-reserved",
+			Usage: "resources held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
+		&cli.StringSliceFlag{Name: "node-labels",
+			Usage: "node labels for nodeSelector and node affinity, KEY=VALUE, comma list or repeatable (the node always has kubernetes.io/hostname=<node name>, kubernetes.io/os and kubernetes.io/arch)"},
+		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls",
+			Usage: "sysctls, or prefixes ending in *, that pods may set besides the safe ones, comma list or repeatable, e.g. 'kernel.msg*,net.core.somaxconn'"},
 		&cli.StringFlag{Name: "cni-conf-dir",
 			Usage: "CNI network config dir checked before pods off the host network run; overrides the one the runtime reports in its status (default then " + cni.DefaultConfDir + ")"},
 		&cli.StringFlag{Name: "cni-bin-dir",
@@ -249,6 +255,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if nodeName == "" {
 		return podrunError(errors.New("--node-name is empty and the host name is unknown"))
 	}
+	node, err := nodeFromFlags(c, nodeName)
+	if err != nil {
+		return podrunError(err)
+	}
 
 	ctx, force, sigCode, stopSignals := signals()
 	defer stopSignals()
@@ -299,6 +309,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		PodLogsDir:    str(c, "pod-logs-dir"),
 		NodeName:      nodeName,
 		HostIP:        hostIP(),
+		Node:          node,
 		Wait:          wait,
 		Timeout:       duration(c, "timeout"),
 		Detach:        boolean(c, "detach"),
@@ -315,6 +326,13 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		ImageCredentialsFile: str(c, "image-credentials"),
 	})
 	if err != nil {
+		// Rejected pods print as the kubelet reports them: Failed, with the reason.
+		var rejected *runner.AdmissionError
+		if errors.As(err, &rejected) && res != nil && output != "text" {
+			if perr := printPods(stdout, output, res.Pods); perr != nil {
+				return podrunError(errors.Join(err, perr))
+			}
+		}
 		return interrupted(err, sigCode)
 	}
 
@@ -343,6 +361,27 @@ func interrupted(err error, sigCode func() int) error {
 		return &exitError{code: code, err: fmt.Errorf("interrupted: %w", err)}
 	}
 	return podrunError(err)
+}
+
+// nodeFromFlags builds the node pods are admitted against: this machine,
+// less --system-reserved, with --node-labels and --allowed-unsafe-sysctls.
+func nodeFromFlags(c *cli.Context, nodeName string) (runner.NodeInfo, error) {
+	reserved, err := runner.ParseSystemReserved(strs(c, "system-reserved"))
+	if err != nil {
+		return runner.NodeInfo{}, fmt.Errorf("invalid --system-reserved: %w", err)
+	}
+	labels, err := runner.ParseNodeLabels(strs(c, "node-labels"))
+	if err != nil {
+		return runner.NodeInfo{}, fmt.Errorf("invalid --node-labels: %w", err)
+	}
+	sysctls, err := runner.ParseAllowedUnsafeSysctls(strs(c, "allowed-unsafe-sysctls"))
+	if err != nil {
+		return runner.NodeInfo{}, fmt.Errorf("invalid --allowed-unsafe-sysctls: %w", err)
+	}
+	return runner.NodeFromHost(runner.HostOptions{
+		NodeName: nodeName, RootDir: str(c, "root-dir"),
+		SystemReserved: reserved, Labels: labels, AllowedUnsafeSysctls: sysctls,
+	})
 }
 
 func configMaps(set *sources.Set) []*v1.ConfigMap {
