@@ -652,3 +652,21 @@ func TestUnimplementedCallsMatchErrUnimplemented(t *testing.T) {
 		t.Errorf("err = %q", err)
 	}
 }
+
+func TestCgroupDriver(t *testing.T) {
+	c, s := dial(t)
+	_, err := c.CgroupDriver(context.Background())
+	if !errors.Is(err, cri.ErrUnimplemented) {
+		t.Errorf("CgroupDriver on a runtime without RuntimeConfig: err = %v, want ErrUnimplemented", err)
+	}
+	for d, want := range map[runtimeapi.CgroupDriver]string{
+		runtimeapi.CgroupDriver_SYSTEMD:  "systemd",
+		runtimeapi.CgroupDriver_CGROUPFS: "cgroupfs",
+	} {
+		s.SetCgroupDriver(d)
+		got, err := c.CgroupDriver(context.Background())
+		if err != nil || got != want {
+			t.Errorf("CgroupDriver with %v = %q, %v; want %q", d, got, err, want)
+		}
+	}
+}

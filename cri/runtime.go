@@ -82,3 +82,26 @@ func checkConditions(st *runtimeapi.RuntimeStatus, needNetwork bool) error {
 	}
 	return nil
 }
+
+// CgroupDriver asks the runtime which cgroup driver it uses (the CRI
+// RuntimeConfig call, containerd ≥ 1.7 and CRI-O ≥ 1.28): "systemd" or
+// "cgroupfs". A runtime that does not implement the call gives an error
+// matching ErrUnimplemented; one that answers without a Linux config gives "".
+func (c *Client) CgroupDriver(ctx context.Context) (string, error) {
+	ctx, cancel := c.callCtx(ctx, 0)
+	defer cancel()
+	resp, err := c.runtime.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{}, waitForReady)
+	if err != nil {
+		return "", wrap(err, "getting runtime config")
+	}
+	if resp.GetLinux() == nil {
+		return "", nil
+	}
+	switch resp.GetLinux().GetCgroupDriver() {
+	case runtimeapi.CgroupDriver_SYSTEMD:
+		return "systemd", nil
+	case runtimeapi.CgroupDriver_CGROUPFS:
+		return "cgroupfs", nil
+	}
+	return "", fmt.Errorf("runtime reports unknown cgroup driver %v", resp.GetLinux().GetCgroupDriver())
+}

@@ -54,6 +54,8 @@ type Server struct {
 	missing map[string]bool
 	auths   map[string]*runtimeapi.AuthConfig
 	pulls   []Pull
+
+	cgroupDriver *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
 }
 
 // Start serves a new Server on a socket in a temporary directory and returns
@@ -232,6 +234,14 @@ func (s *Server) SetStatusInfo(info map[string]string) {
 	s.info = clone(info)
 }
 
+// SetCgroupDriver makes RuntimeConfig report the cgroup driver d. Until it
+// is called, RuntimeConfig is unknown to the server, as on containerd 1.6.
+func (s *Server) SetCgroupDriver(d runtimeapi.CgroupDriver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cgroupDriver = &d
+}
+
 // EnableEvents turns GetContainerEvents on or off. Off (the default), the
 // method is unknown to the server, as on containerd 1.6.
 func (s *Server) EnableEvents(on bool) {
@@ -326,6 +336,16 @@ func (r *runtimeServer) Status(ctx context.Context, req *runtimeapi.StatusReques
 		resp.Info = clone(s.info)
 	}
 	return resp, nil
+}
+
+func (r *runtimeServer) RuntimeConfig(ctx context.Context, req *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cgroupDriver == nil {
+		return nil, status.Error(codes.Unimplemented, "unknown method RuntimeConfig for service runtime.v1.RuntimeService")
+	}
+	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: *s.cgroupDriver}}, nil
 }
 
 // networkReady reports the NetworkReady condition and its message.
