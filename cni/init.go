@@ -26,8 +26,8 @@ const (
 )
 
 // initVersions are the cniVersions init may write, newest first: the
-// newest every plugin speaks. Not 1.1.0: containerd 1.6 and 1.7 read
-// config versions up to 1.0.0.
+// newest every plugin speaks. Not 1.1.0: runtimes built on libcni before
+// v1.2 (containerd 1.6, for one) read config versions up to 1.0.0.
 var initVersions = []string{"1.0.0", "0.4.0", "0.3.1"}
 
 // initPlugins are the plugins the written config runs (bridge with

@@ -83,7 +83,7 @@ func TestPickVersion(t *testing.T) {
 		want      string // "" for an error
 	}{
 		{"Debian 12's plugins: 1.0.0", map[string][]string{"bridge": debian, "portmap": debian}, "1.0.0"},
-		{"never 1.1.0, which containerd 1.x cannot read", map[string][]string{"bridge": {"1.0.0", "1.1.0"}}, "1.0.0"},
+		{"never 1.1.0, which libcni before v1.2 cannot read", map[string][]string{"bridge": {"1.0.0", "1.1.0"}}, "1.0.0"},
 		{"the newest all speak", map[string][]string{"bridge": debian, "portmap": {"0.3.1", "0.4.0"}}, "0.4.0"},
 		{"none in common", map[string][]string{"bridge": {"0.2.0"}, "portmap": {"1.0.0"}}, ""},
 	} {
