@@ -1,0 +1,320 @@
+//go:build e2e
+
+// End-to-end tests of admission (runner/admit.go): each kubelet rejection
+// reason exits 125 with the reason on stderr and nothing started, the same
+// pod runs once the node matches, and the corpus rows that admission
+// decides. Run them with:
+//
+//	make build && set -a && eval "$(bash hack/testbed.sh env)" && set +a &&
+//	go test -count=1 -tags e2e -run 'E2EAdmi' -v ./
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/runner"
+)
+
+// admitManifest is a pod that runs `true` once, with extra metadata and
+// spec lines (indented two spaces) and extra container lines (four).
+func admitManifest(name, meta, spec, ctr string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+%sspec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+%s  containers:
+  - name: c
+    image: busybox
+    command: ["true"]
+%s`, name, meta, spec, ctr)
+}
+
+// corpusPod is the absolute path of a row of the shared corpus, read in
+// place (../shared/corpus/website from the repo root).
+func corpusPod(t *testing.T, rel string) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", "shared", "corpus", "website", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("corpus row: %v", err)
+	}
+	return path
+}
+
+// expectRejected checks a run that admission stopped: exit 125, the reason
+// and the kubelet's message on stderr for each pod named, and nothing
+// created (no root dir content, no sandbox of any pod of the run).
+func expectRejected(t *testing.T, e *env, r result, reason string, pods ...string) {
+	t.Helper()
+	expectCode(t, r, 125)
+	for _, name := range pods {
+		want := fmt.Sprintf("/%s: Pod was rejected: ", name)
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q\n%s", want, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "(reason "+reason+")") {
+		t.Errorf("stderr lacks the reason %s\n%s", reason, r)
+	}
+	expectNothingCreated(t, e)
+	for _, name := range pods {
+		if n := sandboxesIn(t, e, name); n != 0 {
+			t.Errorf("pod %s has %d sandboxes, want none", name, n)
+		}
+	}
+}
+
+// sandboxesIn counts the sandboxes of pod name that this test's root dir
+// owns (other tests may run pods of the same name).
+func sandboxesIn(t *testing.T, e *env, name string) int {
+	t.Helper()
+	n := 0
+	for _, sb := range sandboxesOf(t, name) {
+		if sb.Annotations[runner.AnnotationRootDir] == e.root {
+			n++
+		}
+	}
+	return n
+}
+
+func TestE2EAdmitReasons(t *testing.T) {
+	t.Parallel()
+	twoPodsOnPort := admitManifest("admit-port-a", "", "", "    ports: [{containerPort: 80, hostPort: 18081}]\n") + "---\n" +
+		admitManifest("admit-port-b", "", "", "    ports: [{containerPort: 8080, hostPort: 18081}]\n")
+	var manyPods []string
+	for i := range 111 {
+		manyPods = append(manyPods, admitManifest(fmt.Sprintf("admit-many-%03d", i), "", "", ""))
+	}
+	tests := []struct {
+		name     string
+		manifest string
+		flags    []string
+		reason   string
+		message  string // part of the message, "" = not checked
+		rejected string // the rejected pod; default the test's pod (POD in the manifest)
+	}{
+		{name: "cpu", reason: "OutOfcpu", message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: ",
+			manifest: admitManifest("POD", "", "", "    resources: {requests: {cpu: \"1000\"}}\n")},
+		{name: "cpu less system-reserved", reason: "OutOfcpu", message: "requested: 100, used: 0, capacity: 0",
+			flags:    []string{"--system-reserved", "cpu=1000"},
+			manifest: admitManifest("POD", "", "", "    resources: {requests: {cpu: 100m}}\n")},
+		{name: "memory", reason: "OutOfmemory",
+			manifest: admitManifest("POD", "", "", "    resources: {requests: {memory: 100Ti}}\n")},
+		{name: "ephemeral-storage", reason: "OutOfephemeral-storage",
+			manifest: admitManifest("POD", "", "", "    resources: {requests: {ephemeral-storage: 100Pi}}\n")},
+		{name: "pods", reason: "OutOfpods", message: "Node didn't have enough resource: pods, requested: 1, used: 110, capacity: 110",
+			manifest: strings.Join(manyPods, "---\n"), rejected: "admit-many-110"},
+		{name: "extended resource", reason: "OutOfexample.com/dongle", message: "example.com/dongle, requested: 1, used: 0, capacity: 0",
+			manifest: admitManifest("POD", "", "", "    resources: {requests: {example.com/dongle: 1}, limits: {example.com/dongle: 1}}\n")},
+		{name: "node name", reason: "NodeName", message: "Predicate NodeName failed: node(s) didn't match the requested node name",
+			manifest: admitManifest("POD", "", "  nodeName: another-node\n", "")},
+		{name: "node selector", reason: "NodeAffinity", message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+			manifest: admitManifest("POD", "", "  nodeSelector: {disktype: ssd}\n", "")},
+		{name: "node affinity", reason: "NodeAffinity",
+			manifest: admitManifest("POD", "", "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: Gt, values: [\"7\"]}]}]}}}\n", "")},
+		{name: "node labels that do not match", reason: "NodeAffinity",
+			flags:    []string{"--node-labels", "disktype=hdd"},
+			manifest: admitManifest("POD", "", "  nodeSelector: {disktype: ssd}\n", "")},
+		{name: "host ports", reason: "NodePorts", message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+			manifest: twoPodsOnPort, rejected: "admit-port-b"},
+		{name: "unsafe sysctl", reason: "SysctlForbidden", message: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
+			manifest: admitManifest("POD", "", "  securityContext: {sysctls: [{name: kernel.msgmax, value: \"65536\"}]}\n", "")},
+		{name: "unsafe sysctl not allowed by the flag", reason: "SysctlForbidden",
+			flags:    []string{"--allowed-unsafe-sysctls", "kernel.shm*"},
+			manifest: admitManifest("POD", "", "  securityContext: {sysctls: [{name: kernel.msgmax, value: \"65536\"}]}\n", "")},
+		{name: "net sysctl with host network", reason: "SysctlForbidden", message: `"net.ipv4.tcp_syncookies" not allowed with host net enabled`,
+			manifest: admitManifest("POD", "", "  hostNetwork: true\n  securityContext: {sysctls: [{name: net.ipv4.tcp_syncookies, value: \"1\"}]}\n", "")},
+		{name: "spec.os", reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS",
+			manifest: admitManifest("POD", "", "  os: {name: windows}\n", "")},
+		{name: "os label", reason: "PodOSSelectorNodeLabelDoesNotMatch",
+			manifest: admitManifest("POD", "  labels: {kubernetes.io/os: windows}\n", "", "")},
+		{name: "scheduling gates", reason: "SchedulingGated", message: "pod has scheduling gates example.com/foo",
+			manifest: admitManifest("POD", "", "  schedulingGates: [{name: example.com/foo}]\n", "")},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			pod := fmt.Sprintf("admit-reason-%d", i)
+			args := append([]string{"-f", manifest(t, "pod.yaml", strings.ReplaceAll(tt.manifest, "POD", pod))}, tt.flags...)
+			r := e.runPodrun(args, "")
+			rejected := tt.rejected
+			if rejected == "" {
+				rejected = pod
+			}
+			expectRejected(t, e, r, tt.reason, rejected)
+			if tt.message != "" && !strings.Contains(r.stderr, tt.message) {
+				t.Errorf("stderr lacks %q\n%s", tt.message, r)
+			}
+		})
+	}
+}
+
+// TestE2EAdmitAppArmor runs a pod asking for the runtime's default AppArmor
+// profile, which the kubelet refuses on a host without AppArmor (even
+// RuntimeDefault), and one asking for Unconfined, which it runs.
+func TestE2EAdmitAppArmor(t *testing.T) {
+	t.Parallel()
+	if b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled"); err == nil && strings.HasPrefix(string(b), "Y") {
+		t.Skip("this host has AppArmor: the rejection needs a host without it")
+	}
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-f", manifest(t, "pod.yaml", admitManifest("admit-apparmor", "", "",
+		"    securityContext: {appArmorProfile: {type: RuntimeDefault}}\n"))}, "")
+	expectRejected(t, e, r, "AppArmor", "admit-apparmor")
+	if want := "Cannot enforce AppArmor: AppArmor is not enabled on the host"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q\n%s", want, r)
+	}
+	r = e.runPodrun([]string{"-f", manifest(t, "annotated.yaml", admitManifest("admit-apparmor",
+		"  annotations: {container.apparmor.security.beta.kubernetes.io/c: localhost/deny-write}\n", "", ""))}, "")
+	expectRejected(t, e, r, "AppArmor", "admit-apparmor")
+
+	r = e.runPodrun([]string{"-f", manifest(t, "unconfined.yaml", admitManifest("admit-apparmor", "", "",
+		"    securityContext: {appArmorProfile: {type: Unconfined}}\n"))}, "")
+	expectCode(t, r, 0)
+}
+
+// TestE2EAdmitNodeLabels runs the same pods rejected for their node
+// selector and affinity once --node-labels gives the node the labels.
+func TestE2EAdmitNodeLabels(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pod := manifest(t, "pod.yaml", admitManifest("admit-labels", "",
+		"  nodeSelector: {disktype: ssd}\n"+
+			"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: Gt, values: [\"7\"]}]}]}}}\n", ""))
+	r := e.runPodrun([]string{"-f", pod}, "")
+	expectRejected(t, e, r, "NodeAffinity", "admit-labels")
+
+	r = e.runPodrun([]string{"-f", pod, "--node-labels", "disktype=ssd,rack=8"}, "")
+	expectCode(t, r, 0)
+	r = e.runPodrun([]string{"-f", pod, "--node-labels", "disktype=ssd", "--node-labels", "rack=9"}, "")
+	expectCode(t, r, 0)
+}
+
+// TestE2EAdmitAllowedUnsafeSysctls runs a pod with an unsafe IPC sysctl
+// once --allowed-unsafe-sysctls allows it, and checks the container sees it.
+func TestE2EAdmitAllowedUnsafeSysctls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pod := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: admit-sysctl
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  securityContext: {sysctls: [{name: kernel.msgmax, value: "12345"}]}
+  containers:
+  - name: c
+    image: busybox
+    command: ["cat", "/proc/sys/kernel/msgmax"]
+`)
+	r := e.runPodrun([]string{"-f", pod, "--allowed-unsafe-sysctls", "kernel.msg*"}, "")
+	expectCode(t, r, 0)
+	if strings.TrimSpace(r.stdout) != "12345" {
+		t.Errorf("kernel.msgmax in the pod %q, want 12345\n%s", r.stdout, r)
+	}
+}
+
+// TestE2EAdmitOnePodRejectedNoneStarted runs a pod that fits with one that
+// does not: neither starts.
+func TestE2EAdmitOnePodRejectedNoneStarted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{
+		"-f", manifest(t, "ok.yaml", admitManifest("admit-fits", "", "", "")),
+		"-f", manifest(t, "big.yaml", admitManifest("admit-big", "", "", "    resources: {requests: {cpu: \"1000\"}}\n")),
+	}, "")
+	expectRejected(t, e, r, "OutOfcpu", "admit-big")
+	if n := sandboxesIn(t, e, "admit-fits"); n != 0 {
+		t.Errorf("the pod that fits has %d sandboxes, want none", n)
+	}
+}
+
+// TestE2EAdmitOutputJSON prints a rejected pod as the kubelet's status
+// does: phase Failed, the reason and "Pod was rejected: ...".
+func TestE2EAdmitOutputJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-o", "json", "-f", manifest(t, "pod.yaml",
+		admitManifest("admit-json", "", "  nodeName: another-node\n", ""))}, "")
+	expectRejected(t, e, r, "NodeName", "admit-json")
+	p := parsePod(t, r.stdout)
+	want := "Pod was rejected: Predicate NodeName failed: node(s) didn't match the requested node name"
+	if p.Status.Phase != v1.PodFailed || p.Status.Reason != "NodeName" || p.Status.Message != want {
+		t.Errorf("status %+v, want Failed, NodeName, %q", p.Status, want)
+	}
+}
+
+// TestE2EAdmitBadFlags refuses malformed admission flags before reading
+// any manifest.
+func TestE2EAdmitBadFlags(t *testing.T) {
+	t.Parallel()
+	pod := manifest(t, "pod.yaml", admitManifest("admit-flags", "", "", ""))
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--system-reserved", "cpu", "invalid --system-reserved"},
+		{"--system-reserved", "gpu=1", "invalid --system-reserved"},
+		{"--node-labels", "a b=c", "invalid --node-labels"},
+		{"--allowed-unsafe-sysctls", "vm.swappiness", "invalid --allowed-unsafe-sysctls"},
+	} {
+		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
+			e := newEnv(t)
+			r := e.runPodrun([]string{"-f", pod, tt.flag, tt.value}, "")
+			expectCode(t, r, 125)
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr lacks %q\n%s", tt.want, r)
+			}
+			expectNothingCreated(t, e)
+		})
+	}
+}
+
+// TestE2EAdmitCorpus runs the corpus rows that admission decides, read in
+// place from ../shared/corpus/website.
+func TestE2EAdmitCorpus(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		row, pod, reason string
+		flags            []string
+	}{
+		{"pods/resource/cpu-request-limit-2.yaml", "cpu-demo-2", "OutOfcpu", nil},
+		{"pods/resource/extended-resource-pod.yaml", "extended-resource-demo", "OutOfexample.com/dongle", nil},
+		{"pods/resource/extended-resource-pod-2.yaml", "extended-resource-demo-2", "OutOfexample.com/dongle", nil},
+		{"pods/assigning-pods-to-nodes-affinity.yaml", "with-node-affinity", "NodeAffinity", nil},
+		{"pods/pod-with-scheduling-gates.yaml", "test-pod", "SchedulingGated", nil},
+		{"pods/pod-with-affinity-anti-affinity.yaml", "with-affinity-anti-affinity", "", nil},
+		{"pods/assigning-pods-to-nodes-affinity.yaml", "with-node-affinity", "", []string{"--node-labels", "topology.kubernetes.io/zone=antarctica-east1"}},
+	} {
+		name := tt.row
+		if tt.flags != nil {
+			name += " " + strings.Join(tt.flags, " ")
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			args := append([]string{"-f", corpusPod(t, tt.row), "--timeout", "60s"}, tt.flags...)
+			r := e.runPodrun(args, "")
+			if tt.reason != "" {
+				expectRejected(t, e, r, tt.reason, tt.pod)
+				return
+			}
+			// Admitted: the pause stand-in runs until Ready, then podrun
+			// tears it down.
+			expectCode(t, r, 0)
+			if strings.Contains(r.stderr, "Pod was rejected") {
+				t.Errorf("rejected:\n%s", r)
+			}
+		})
+	}
+}
