@@ -6,6 +6,7 @@
 // Each stage lives in the file named after it. Decisions are pure functions
 // over explicit inputs, tested with tables:
 //
+//	admit.go      admitPod: whether the node takes a pod (the kubelet's reasons)
 //	plan.go       computePodActions: what to create, start and kill next
 //	podstatus.go  podStatusFor: the v1.PodStatus the kubelet would report
 //	wait.go       waitOutcome: whether the wait condition holds
@@ -16,5 +17,6 @@
 //	exitcode.go   exitCode: podrun's exit status from the outcome
 //
 // Effects are thin and sit next to the decision they carry out
-// (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go).
+// (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go;
+// node.go reads the node admission checks against).
 package runner
