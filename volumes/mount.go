@@ -1,0 +1,226 @@
+package volumes
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// MountRequest is one container mount as decided: the CRI mount, with the
+// volume's own host path, and the subpath to bind-mount first when set.
+type MountRequest struct {
+	Volume  string
+	Index   int    // the volumeMount's index in the container
+	SubPath string // expanded and validated; "" for none
+	Mount   *runtimeapi.Mount
+}
+
+// containerMounts decides a container's mounts as the kubelet's makeMounts
+// does, in volumeMounts order: the volume's host path (paths, by volume
+// name), read-only when the mount or the plugin says so, the propagation
+// translated to CRI, SELinux relabelling on the first mount of a managed
+// volume in the pod, and the subPath or expanded subPathExpr (env: the
+// container's environment).
+func containerMounts(pod *v1.Pod, c *v1.Container, vols []Volume, paths map[string]string, env map[string]string) ([]MountRequest, error) {
+	byName := map[string]*Volume{}
+	for i := range vols {
+		byName[vols[i].Name] = &vols[i]
+	}
+	var out []MountRequest
+	for i, m := range c.VolumeMounts {
+		v, ok := byName[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
+		}
+		prop, err := propagation(m.MountPropagation)
+		if err != nil {
+			return nil, err
+		}
+		sub := m.SubPath
+		if m.SubPathExpr != "" {
+			if sub, err = expandSubPathExpr(m.SubPathExpr, env); err != nil {
+				return nil, fmt.Errorf("volumeMount %q of container %q: subPathExpr %q: %w", m.Name, c.Name, m.SubPathExpr, err)
+			}
+		}
+		if sub != "" {
+			if err := validateSubPath(sub); err != nil {
+				return nil, err
+			}
+		}
+		ctr, idx := firstMount(pod, m.Name)
+		out = append(out, MountRequest{
+			Volume: m.Name, Index: i, SubPath: sub,
+			Mount: &runtimeapi.Mount{
+				ContainerPath:     m.MountPath,
+				HostPath:          paths[m.Name],
+				Readonly:          m.ReadOnly || v.ReadOnly,
+				RecursiveReadOnly: m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == v1.RecursiveReadOnlyEnabled,
+				Propagation:       prop,
+				SelinuxRelabel:    v.SELinuxRelabel && ctr == c.Name && idx == i,
+			},
+		})
+	}
+	return out, nil
+}
+
+// propagation translates a mount's propagation mode to CRI: none or None is
+// private, the kubelet's default.
+func propagation(m *v1.MountPropagationMode) (runtimeapi.MountPropagation, error) {
+	switch {
+	case m == nil, *m == v1.MountPropagationNone:
+		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE, nil
+	case *m == v1.MountPropagationHostToContainer:
+		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, nil
+	case *m == v1.MountPropagationBidirectional:
+		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, nil
+	}
+	return 0, fmt.Errorf("invalid MountPropagation mode: %q", *m)
+}
+
+// firstMount is the first mount of a volume in the pod, init containers
+// first: the one the kubelet relabels (later mounts find it labelled).
+func firstMount(pod *v1.Pod, volume string) (string, int) {
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for i, m := range c.VolumeMounts {
+				if m.Name == volume {
+					return c.Name, i
+				}
+			}
+		}
+	}
+	return "", -1
+}
+
+// checkMounts is the pre-flight of a container's mounts: what API
+// validation refuses and what fails before the container is created.
+func checkMounts(c *v1.Container) error {
+	var errs []error
+	privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+	for _, m := range c.VolumeMounts {
+		name := fmt.Sprintf("container %q: volumeMount %q", c.Name, m.Name)
+		if _, err := propagation(m.MountPropagation); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		} else if m.MountPropagation != nil && *m.MountPropagation == v1.MountPropagationBidirectional && !privileged {
+			errs = append(errs, fmt.Errorf("%s: Bidirectional mount propagation is available only to privileged containers", name))
+		}
+		if m.SubPath != "" {
+			if err := validateSubPath(m.SubPath); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+		if r := m.RecursiveReadOnly; r != nil && *r != v1.RecursiveReadOnlyDisabled {
+			if !m.ReadOnly {
+				errs = append(errs, fmt.Errorf("%s: recursiveReadOnly %s needs readOnly", name, *r))
+			}
+			if m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone {
+				errs = append(errs, fmt.Errorf("%s: recursiveReadOnly %s needs mountPropagation None", name, *r))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeOctal(fields[4])
+		if mp == abs || strings.HasPrefix(mp, abs+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, sc.Err()
+}
+
+// unescapeOctal undoes mountinfo's octal escapes (\040 for a space).
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isMountPoint tells whether path is itself a mount point.
+func isMountPoint(path string) (bool, error) {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	ms, err := mountsUnder(path)
+	if err != nil {
+		return false, err
+	}
+	abs, _ := filepath.Abs(path)
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	for _, m := range ms {
+		if m == abs {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// removeSafely unmounts everything mounted at or below dir, deepest first,
+// and then removes dir; it never removes through a mount.
+func removeSafely(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	ms, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := unix.Unmount(m, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
+				return fmt.Errorf("unmounting %s: %w", m, err)
+			}
+		}
+	}
+	if left, err := mountsUnder(dir); err != nil {
+		return err
+	} else if len(left) > 0 {
+		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])
+	}
+	return os.RemoveAll(dir)
+}

@@ -1,0 +1,80 @@
+package volumes
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// planProjected decides a projected volume (kubelet pkg/volume/projected):
+// its configMap, secret and downwardAPI sources merged into one payload
+// (a later source's file wins over an earlier one at the same path),
+// written by the atomic writer into an emptyDir on a tmpfs, mounted
+// read-only. Sources that need the API server — serviceAccountToken,
+// clusterTrustBundle, podCertificate — are refused.
+func planProjected(v *Volume, pod *v1.Pod, src *v1.ProjectedVolumeSource, objs Objects, node Node) error {
+	v.Kind, v.Plugin = KindProjected, PluginProjected
+	wrapInMemory(v, pod, node)
+	if err := checkMode(src.DefaultMode, "defaultMode"); err != nil {
+		return err
+	}
+	def := defaultMode(src.DefaultMode)
+	payload := map[string]FileProjection{}
+	var errs []error
+	for i, s := range src.Sources {
+		part, err := projectionPayload(pod, &s, objs, node, src.DefaultMode, def)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sources[%d]: %w", i, err))
+			continue
+		}
+		for k, f := range part {
+			payload[k] = f
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	v.Payload = payload
+	return nil
+}
+
+func projectionPayload(pod *v1.Pod, s *v1.VolumeProjection, objs Objects, node Node, defMode *int32, def int32) (map[string]FileProjection, error) {
+	switch {
+	case s.Secret != nil:
+		optional := s.Secret.Optional != nil && *s.Secret.Optional
+		if err := checkItemModes(nil, s.Secret.Items); err != nil {
+			return nil, err
+		}
+		sec := objs.secret(pod.Namespace, s.Secret.Name)
+		if sec == nil {
+			if !optional {
+				return nil, notProvided("secret", pod.Namespace, s.Secret.Name)
+			}
+			sec = &v1.Secret{}
+		}
+		return secretPayload(s.Secret.Items, sec, def, optional)
+	case s.ConfigMap != nil:
+		optional := s.ConfigMap.Optional != nil && *s.ConfigMap.Optional
+		if err := checkItemModes(nil, s.ConfigMap.Items); err != nil {
+			return nil, err
+		}
+		cm := objs.configMap(pod.Namespace, s.ConfigMap.Name)
+		if cm == nil {
+			if !optional {
+				return nil, notProvided("configmap", pod.Namespace, s.ConfigMap.Name)
+			}
+			cm = &v1.ConfigMap{}
+		}
+		return configMapPayload(s.ConfigMap.Items, cm, def, optional)
+	case s.DownwardAPI != nil:
+		return downwardAPIPayload(s.DownwardAPI.Items, pod, node, defMode)
+	case s.ServiceAccountToken != nil:
+		return nil, errors.New("serviceAccountToken projections are not supported: the token is issued by the API server; podrun has none")
+	case s.ClusterTrustBundle != nil:
+		return nil, errors.New("clusterTrustBundle projections are not supported: trust bundles are read from the API server; podrun has none")
+	case s.PodCertificate != nil:
+		return nil, errors.New("podCertificate projections are not supported: pod certificates are issued through the API server; podrun has none")
+	}
+	return nil, errors.New("a projection source must set one of configMap, secret or downwardAPI")
+}

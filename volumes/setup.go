@@ -1,0 +1,154 @@
+package volumes
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Check refuses, before anything of the run is created, a pod whose volumes
+// podrun cannot set up: a refused volume type or projection, a ConfigMap,
+// Secret or key the run does not provide (and that is not optional), an
+// invalid file path or mode, a hostPath that fails its type check (nothing
+// is created: DirectoryOrCreate and FileOrCreate only check what exists),
+// and container mounts that API validation refuses. The errors name the
+// volume or the mount; several are joined.
+func Check(pod *v1.Pod, objs Objects) error {
+	vols, err := Plan(pod, objs, Node{})
+	errs := []error{err}
+	for i := range vols {
+		v := &vols[i]
+		if v.Kind == KindHostPath {
+			if err := checkHostPath(v); err != nil {
+				errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
+			}
+		}
+	}
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			errs = append(errs, checkMounts(&cs[i]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Set is a pod's volumes once set up.
+type Set struct {
+	podDir string
+	pod    *v1.Pod
+	vols   []Volume
+	paths  map[string]string // volume name → host path
+}
+
+// volumeDir is where a volume lives under the pod dir.
+func volumeDir(podDir string, v *Volume) string {
+	return filepath.Join(podDir, "volumes", v.Plugin, v.Name)
+}
+
+// SetUp carries out the plan under podDir (the pod's data dir, which
+// exists): for each volume its dir (and tmpfs), its files, its fsGroup
+// ownership; hostPaths are checked and created as their type says. If a
+// volume fails, what was set up is undone (unmounted and removed) and the
+// error names the volume.
+func SetUp(podDir string, pod *v1.Pod, vols []Volume) (*Set, error) {
+	s := &Set{podDir: podDir, pod: pod, vols: vols, paths: map[string]string{}}
+	for i := range vols {
+		v := &vols[i]
+		path, err := setUpVolume(podDir, v, time.Now())
+		if err != nil {
+			err = fmt.Errorf("setting up volume %q: %w", v.Name, err)
+			for j := i - 1; j >= 0; j-- {
+				err = errors.Join(err, tearDownVolume(podDir, &vols[j]))
+			}
+			return nil, err
+		}
+		s.paths[v.Name] = path
+	}
+	return s, nil
+}
+
+// tearDownVolume unmounts and removes one volume's dir and its plugin
+// metadata; a hostPath is the host's and stays.
+func tearDownVolume(podDir string, v *Volume) error {
+	if v.Kind == KindHostPath {
+		return nil
+	}
+	return errors.Join(
+		removeSafely(volumeDir(podDir, v)),
+		removeSafely(filepath.Join(podDir, "plugins", v.Plugin, v.Name)),
+	)
+}
+
+// setUpVolume sets up one volume and returns its host path.
+func setUpVolume(podDir string, v *Volume, now time.Time) (string, error) {
+	if v.Kind == KindHostPath {
+		return v.HostPath, setUpHostPath(v)
+	}
+	dir := volumeDir(podDir, v)
+	undo := func(err error) (string, error) {
+		return "", errors.Join(err, tearDownVolume(podDir, v))
+	}
+	if err := setUpDir(podDir, v, dir); err != nil {
+		return undo(err)
+	}
+	if v.Payload != nil {
+		var setPerms func(string) error
+		if v.FSGroup != nil {
+			g := *v.FSGroup
+			setPerms = func(string) error { return setVolumeOwnership(dir, g, v.ReadOnly) }
+		}
+		if err := writeAtomic(dir, v.Payload, setPerms, now); err != nil {
+			return undo(fmt.Errorf("writing files: %w", err))
+		}
+	} else if v.FSGroup != nil {
+		if err := setVolumeOwnership(dir, *v.FSGroup, v.ReadOnly); err != nil {
+			return undo(fmt.Errorf("applying fsGroup %d: %w", *v.FSGroup, err))
+		}
+	}
+	return dir, nil
+}
+
+// Path is the host path of a set-up volume.
+func (s *Set) Path(volume string) string { return s.paths[volume] }
+
+// ContainerMounts decides a container instance's CRI mounts and
+// bind-mounts its subpaths under <pod dir>/volume-subpaths. env is the
+// container's environment, for subPathExpr. Its errors are container
+// config errors (CreateContainerConfigError).
+func (s *Set) ContainerMounts(c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {
+	reqs, err := containerMounts(s.pod, c, s.vols, s.paths, env)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*runtimeapi.Mount, 0, len(reqs))
+	for _, r := range reqs {
+		if r.SubPath != "" {
+			target, err := prepareSubPath(s.podDir, r.Volume, c.Name, r.Index, r.Mount.HostPath, r.SubPath)
+			if err != nil {
+				return nil, err
+			}
+			r.Mount.HostPath = target
+		}
+		out = append(out, r.Mount)
+	}
+	return out, nil
+}
+
+// TearDown unmounts and removes the pod's subpath mounts and volumes
+// (hostPaths are the host's and stay). It never removes through a mount.
+func (s *Set) TearDown() error {
+	return TearDown(s.podDir)
+}
+
+// TearDown unmounts and removes <podDir>/volume-subpaths and
+// <podDir>/volumes (subpaths first: they may be mounts of the volumes).
+func TearDown(podDir string) error {
+	return errors.Join(
+		removeSafely(filepath.Join(podDir, "volume-subpaths")),
+		removeSafely(filepath.Join(podDir, "volumes")),
+	)
+}

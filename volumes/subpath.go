@@ -1,0 +1,259 @@
+package volumes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// expandSubPathExpr expands $(VAR) references in a subPathExpr from the
+// container's environment (ExpandContainerVolumeMounts): the syntax of env
+// expansion ("$$" is "$"; "$" before anything else, or an unclosed "$(",
+// stays as written), but a variable that is missing or empty is an error.
+func expandSubPathExpr(expr string, env map[string]string) (string, error) {
+	var out strings.Builder
+	missing := map[string]bool{}
+	for i := 0; i < len(expr); i++ {
+		if expr[i] != '$' || i+1 >= len(expr) {
+			out.WriteByte(expr[i])
+			continue
+		}
+		switch expr[i+1] {
+		case '$':
+			out.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(expr[i+2:], ')')
+			if end < 0 {
+				out.WriteString("$(")
+				i++
+				continue
+			}
+			name := expr[i+2 : i+2+end]
+			v := env[name]
+			if v == "" {
+				missing[name] = true
+			}
+			out.WriteString(v)
+			i += 2 + end
+		default:
+			out.WriteByte(expr[i])
+		}
+	}
+	if len(missing) > 0 {
+		names := make([]string, 0, len(missing))
+		for n := range missing {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return "", fmt.Errorf("missing value for %s", strings.Join(names, ", "))
+	}
+	return out.String(), nil
+}
+
+// validateSubPath checks a (expanded) subPath as makeMounts does: relative,
+// without a ".." element.
+func validateSubPath(sub string) error {
+	if filepath.IsAbs(sub) {
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if err := noBacksteps(sub); err != nil {
+		return fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
+	}
+	return nil
+}
+
+// subPathTarget is where a container's subpath mount is bind-mounted:
+// <pod dir>/volume-subpaths/<volume>/<container>/<mount index>.
+func subPathTarget(podDir, volume, container string, index int) string {
+	return filepath.Join(podDir, "volume-subpaths", volume, container, strconv.Itoa(index))
+}
+
+// errNotBeneath is a subpath that resolves outside its volume.
+var errNotBeneath = errors.New("not within the volume")
+
+// openBeneath opens rel below the dir baseFD as an O_PATH fd, resolving
+// symlinks only while they stay below it (openat2 RESOLVE_BENEATH: an
+// absolute symlink, or one leading out, fails). Without openat2 (Linux
+// before 5.6) it walks rel one element at a time and refuses any symlink.
+func openBeneath(baseFD int, rel string) (int, error) {
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(baseFD, rel, &how)
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return -1, errNotBeneath
+	case !errors.Is(err, unix.ENOSYS):
+		return -1, err
+	}
+	return openNoSymlinks(baseFD, rel)
+}
+
+// openNoSymlinks opens rel below baseFD one element at a time with
+// O_NOFOLLOW, refusing symlinks.
+func openNoSymlinks(baseFD int, rel string) (int, error) {
+	cur, err := unix.Dup(baseFD)
+	if err != nil {
+		return -1, err
+	}
+	for _, e := range splitPath(rel) {
+		next, err := unix.Openat(cur, e, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(cur)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			return -1, errNotBeneath
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func splitPath(rel string) []string {
+	var out []string
+	for _, e := range strings.Split(filepath.ToSlash(rel), "/") {
+		if e != "" && e != "." {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// safeMakeDir creates the missing dirs of rel below baseFD with perm (the
+// volume root's mode), as the kubelet's SafeMakeDir: the existing part must
+// resolve below the volume, and each new dir is made with mkdirat in its
+// parent's fd, so a symlink swapped in meanwhile cannot redirect it.
+func safeMakeDir(baseFD int, rel string, perm uint32) error {
+	elems := splitPath(rel)
+	// The longest existing prefix.
+	n := len(elems)
+	var parent int
+	for ; n >= 0; n-- {
+		fd, err := openBeneath(baseFD, filepath.Join(append([]string{"."}, elems[:n]...)...))
+		if err == nil {
+			parent = fd
+			break
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+	}
+	if n < 0 {
+		return unix.ENOENT
+	}
+	defer func() { unix.Close(parent) }()
+	for _, e := range elems[n:] {
+		// mkdirat needs a real dir fd, not O_PATH: reopen the parent.
+		dirFD, err := unix.Openat(parent, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		err = unix.Mkdirat(dirFD, e, perm)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			unix.Close(dirFD)
+			return err
+		}
+		child, err := unix.Openat(dirFD, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(dirFD)
+		if err != nil {
+			return err
+		}
+		// Exactly perm, whatever the umask.
+		if err := unix.Fchmod(child, perm); err != nil {
+			unix.Close(child)
+			return err
+		}
+		unix.Close(parent)
+		parent = child
+	}
+	return nil
+}
+
+// prepareSubPath bind-mounts the subpath sub of the volume at volPath to
+// its target under the pod dir and returns the target, the host path the
+// container mount uses. The subpath is resolved without leaving the volume
+// and opened once; the bind mount is made from that open file
+// (/proc/self/fd/N), so nothing can swap a symlink in between. A missing
+// subpath is created as a dir with the volume root's mode. A target that
+// is already mounted (a restarted container) is reused.
+func prepareSubPath(podDir, volume, container string, index int, volPath, sub string) (string, error) {
+	if err := validateSubPath(sub); err != nil {
+		return "", err
+	}
+	base, err := filepath.EvalSymlinks(volPath)
+	if err != nil {
+		return "", fmt.Errorf("resolving volume path %s: %w", volPath, err)
+	}
+	baseFD, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", fmt.Errorf("opening volume path %s: %w", base, err)
+	}
+	defer unix.Close(baseFD)
+
+	fd, err := openBeneath(baseFD, sub)
+	if errors.Is(err, unix.ENOENT) {
+		var st unix.Stat_t
+		if err := unix.Fstat(baseFD, &st); err != nil {
+			return "", err
+		}
+		if err := safeMakeDir(baseFD, sub, st.Mode&0o7777); err != nil {
+			return "", fmt.Errorf("failed to create subPath directory %q in volume %q: %w", sub, volume, err)
+		}
+		fd, err = openBeneath(baseFD, sub)
+	}
+	if errors.Is(err, errNotBeneath) {
+		return "", fmt.Errorf("subPath %q of volume %q leads outside the volume (through a symlink)", sub, volume)
+	}
+	if err != nil {
+		return "", fmt.Errorf("opening subPath %q of volume %q: %w", sub, volume, err)
+	}
+	defer unix.Close(fd)
+
+	target := subPathTarget(podDir, volume, container, index)
+	if mounted, err := isMountPoint(target); err != nil {
+		return "", err
+	} else if mounted {
+		return target, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		err = os.Mkdir(target, 0o750)
+	} else {
+		var f *os.File
+		f, err = os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o640)
+		if err == nil {
+			f.Close()
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("creating subpath mount point %s: %w", target, err)
+	}
+	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), target, "", unix.MS_BIND, ""); err != nil {
+		os.Remove(target)
+		return "", fmt.Errorf("bind-mounting subPath %q of volume %q at %s: %w", sub, volume, target, err)
+	}
+	return target, nil
+}
