@@ -466,26 +466,24 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 
 // ensurePodCgroup creates the root and the pod's QoS cgroup when missing,
 // and the pod's cgroup, with their resources, and returns the pod cgroup's
-// name for the sandbox's CgroupParent. pods are the run's pods, for the
+// name for the sandbox's CgroupParent — also with an error, for the
+// teardown to remove what was made. pods are the run's pods, for the
 // burstable cgroup's shares.
 func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	qos := qosClass(pod)
+	name := podCgroupName(pod, qos, h.root, h.driver)
 	for i := 1; i <= len(h.root); i++ {
 		if err := h.ensure(h.root[:i].path(h.driver), podResources{}, false); err != nil {
-			return "", err
+			return name, err
 		}
 	}
 	if qos != v1.PodQOSGuaranteed {
-		name := qosCgroupName(qos, h.root).path(h.driver)
-		if err := h.ensure(name, qosCgroupResources(qos, pods), h.owns(name)); err != nil {
-			return "", err
+		qosName := qosCgroupName(qos, h.root).path(h.driver)
+		if err := h.ensure(qosName, qosCgroupResources(qos, pods), h.owns(qosName)); err != nil {
+			return name, err
 		}
 	}
-	name := podCgroupName(pod, qos, h.root, h.driver)
-	if err := h.ensure(name, podResourceConfig(pod), true); err != nil {
-		return "", err
-	}
-	return name, nil
+	return name, h.ensure(name, podResourceConfig(pod), true)
 }
 
 // removePodCgroup removes the pod's cgroup (every process of the pod must be

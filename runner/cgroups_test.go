@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
@@ -14,6 +17,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/cri/fake"
 )
 
 const cgTestUID = "1234-abcd"
@@ -542,5 +549,92 @@ func TestCgroupHostOff(t *testing.T) {
 	}
 	if _, err := newCgroupHost("/podrun", "cgroupv3"); err == nil {
 		t.Error("an unknown driver was accepted")
+	}
+}
+
+// cgRunEnv is a fake runtime and run options with pod cgroups on a fake
+// cgroup v1 filesystem.
+func cgRunEnv(t *testing.T) (*fake.Server, *cri.Client, Options, string) {
+	t.Helper()
+	fsRoot := fakeCgroupFS(t, false, false)
+	srv, ep := fake.Start(t)
+	srv.SetSecond(time.Millisecond)
+	srv.AddImages("busybox")
+	rt, err := cri.Dial(context.Background(), ep, cri.WithCallTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(resolv, []byte("nameserver 10.0.0.1\n"), 0o644)
+	opts := Options{
+		RootDir: t.TempDir(), RuntimeName: "containerd", ResolvConf: resolv,
+		Stdout: io.Discard, Stderr: io.Discard,
+		CgroupRoot: DefaultCgroupRoot, CgroupDriver: CgroupDriverCgroupfs,
+	}
+	return srv, rt, opts, fsRoot
+}
+
+func cgRunPod(name string, cmd ...string) *v1.Pod {
+	p := cgPod("500m/500m/128Mi/128Mi")
+	p.Name, p.UID = name, types.UID(name+"-uid")
+	grace := int64(2)
+	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	p.Spec.DNSPolicy = v1.DNSDefault
+	c := &p.Spec.Containers[0]
+	c.Image, c.Command, c.ImagePullPolicy = "busybox", cmd, v1.PullIfNotPresent
+	return p
+}
+
+func TestCgroupRunDownAndReclaim(t *testing.T) {
+	_, rt, opts, fsRoot := cgRunEnv(t)
+	ctx := context.Background()
+	cpuDir := func(uid string) string { return filepath.Join(fsRoot, "cpu", "podrun", "pod"+uid) }
+
+	// A detached pod: its cgroup is there, with its resources, and is the
+	// sandbox's CgroupParent; `podrun down` removes it.
+	opts.Detach, opts.Wait = true, WaitReady
+	res, err := Run(ctx, rt, []*v1.Pod{cgRunPod("kept", "sleep", "infinity")}, opts)
+	if err != nil || !res.Pods[0].Reached() {
+		t.Fatalf("Run: %v / %+v", err, res.Pods[0])
+	}
+	if got := readCgroupFile(t, filepath.Join(cpuDir("kept-uid"), "cpu.cfs_quota_us")); got != "50000" {
+		t.Errorf("cpu.cfs_quota_us = %s, want 50000", got)
+	}
+	sbs, err := rt.ListPodSandbox(ctx, nil)
+	if err != nil || len(sbs) != 1 {
+		t.Fatalf("sandboxes: %v, %v", sbs, err)
+	}
+	if got := sbs[0].Annotations[AnnotationCgroupParent]; got != "/podrun/podkept-uid" {
+		t.Errorf("cgroup annotation = %q", got)
+	}
+	if err := Down(ctx, rt, []string{"kept"}, false, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(fsRoot, "cpu", "podrun")) || exists(filepath.Join(fsRoot, "memory", "podrun")) {
+		t.Error("podrun down left the pod cgroup or the root")
+	}
+
+	// An orphan of a dead podrun is reclaimed with its cgroup.
+	opts.Owner = Owner{RunID: "dead", PID: 1 << 30, PIDStart: 1}
+	if _, err := Run(ctx, rt, []*v1.Pod{cgRunPod("orphan", "sleep", "infinity")}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(cpuDir("orphan-uid")) {
+		t.Fatal("the orphan has no cgroup")
+	}
+	opts.Owner, opts.Detach, opts.Wait = Owner{}, false, WaitAuto
+	next := cgRunPod("next", "sh", "-c", "exit 0")
+	next.Spec.RestartPolicy = v1.RestartPolicyNever
+	res, err = Run(ctx, rt, []*v1.Pod{next}, opts)
+	if err != nil || !res.Pods[0].Reached() {
+		t.Fatalf("Run: %v / %+v", err, res.Pods[0])
+	}
+	if exists(cpuDir("orphan-uid")) || exists(cpuDir("next-uid")) {
+		t.Errorf("after the run: orphan cgroup %v, next cgroup %v; want both gone", exists(cpuDir("orphan-uid")), exists(cpuDir("next-uid")))
+	}
+	if exists(filepath.Join(fsRoot, "cpu", "podrun")) {
+		t.Error("the root is left after the last pod")
 	}
 }

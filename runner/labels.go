@@ -37,6 +37,9 @@ const (
 	AnnotationRootDir = "io.podrun.root-dir"
 	// AnnotationLogDir records the pod's log directory.
 	AnnotationLogDir = "io.podrun.log-dir"
+	// AnnotationCgroupParent records the pod's cgroup (the sandbox's
+	// CgroupParent), so that `podrun down` and reclaiming remove it.
+	AnnotationCgroupParent = "io.podrun.cgroup-parent"
 )
 
 // Owner identifies a podrun process.

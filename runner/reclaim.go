@@ -38,6 +38,7 @@ func listManaged(ctx context.Context, rt Runtime) ([]*runtimeapi.PodSandbox, err
 // are left alone.
 func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
 	var errs []error
+	var removed []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
 		if !reclaimable(ownerFromLabels(sb.Labels)) {
 			continue
@@ -47,6 +48,10 @@ func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.
 		if err := removeSandbox(ctx, rt, sb, 0); err != nil {
 			errs = append(errs, err)
 		}
+		removed = append(removed, sb)
+	}
+	if err := removeCgroups(removed); err != nil {
+		errs = append(errs, err)
 	}
 	if err := reclaimDataDirs(rootDir); err != nil {
 		errs = append(errs, err)
@@ -56,7 +61,8 @@ func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.
 
 // removeSandbox stops a sandbox's running containers with the given grace
 // period, stops and removes the sandbox, and removes the pod's data dir and
-// podrun-owned log dir named by its annotations.
+// podrun-owned log dir named by its annotations. The pod's cgroup is the
+// caller's to remove (removeCgroups), once every sandbox of the pod is gone.
 func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, grace int64) error {
 	var errs []error
 	ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
@@ -89,6 +95,25 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 		return fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err)
 	}
 	return nil
+}
+
+// removeCgroups removes the pod cgroups the removed sandboxes' annotations
+// name, each once, after all of them are gone: a pod whose sandbox was
+// recreated has several sandboxes in one cgroup.
+func removeCgroups(removed []*runtimeapi.PodSandbox) error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, sb := range removed {
+		cg := sb.Annotations[AnnotationCgroupParent]
+		if cg == "" || seen[cg] {
+			continue
+		}
+		seen[cg] = true
+		if err := removeCgroupOfSandbox(cg); err != nil {
+			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs)
@@ -243,6 +268,7 @@ func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf fu
 			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
 		}
 	}
+	var removed []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
 		if !all && !want[sb.Id] {
 			continue
@@ -255,6 +281,10 @@ func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf fu
 		if err := removeSandbox(ctx, rt, sb, max(grace, 2)); err != nil {
 			errs = append(errs, err)
 		}
+		removed = append(removed, sb)
+	}
+	if err := removeCgroups(removed); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

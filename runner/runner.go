@@ -52,6 +52,12 @@ type Options struct {
 	// whose credentials are tried after the pods' imagePullSecrets and
 	// before the node's docker config (see pullsecrets.go).
 	ImageCredentialsFile string
+
+	// CgroupRoot is the cgroup under which each pod gets its cgroup, by QoS
+	// class (cgroups.go); "" makes none and leaves the sandboxes' placement
+	// to the runtime. CgroupDriver is cgroupfs or systemd ("" is cgroupfs).
+	CgroupRoot   string
+	CgroupDriver string
 }
 
 // PodResult is how one pod's run ended.
@@ -100,6 +106,9 @@ type run struct {
 	prog  sync.Mutex
 
 	nodeKeyrings []*keyring // the node's image pull credentials, tried after a pod's
+
+	cgroups *cgroupHost // nil: no pod cgroups
+	pods    []*v1.Pod   // every pod of the run (the burstable cgroup's shares)
 }
 
 // Run runs the pods concurrently until each reaches the wait condition,
@@ -138,8 +147,13 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
+	cgroups, err := newCgroupHost(opts.CgroupRoot, opts.CgroupDriver)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
 		rt: rt, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
+		cgroups: cgroups, pods: pods,
 		obs:  newObserver(rt, opts.Owner.RunID),
 		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
 	}

@@ -40,6 +40,9 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 	}
 	cfg.Annotations[AnnotationRootDir] = in.RootDir
 	cfg.Annotations[AnnotationLogDir] = in.LogDir
+	if in.CgroupParent != "" {
+		cfg.Annotations[AnnotationCgroupParent] = in.CgroupParent
+	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		cfg.Annotations[annotationPodTerminationGracePeriod] = strconv.FormatInt(*g, 10)
 	}

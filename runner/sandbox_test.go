@@ -84,6 +84,7 @@ func TestSandboxConfigBase(t *testing.T) {
 		AnnotationRootDir: "/var/lib/podrun",
 		AnnotationLogDir:  "/var/lib/podrun/logs/shop_web_uid-9",
 		"io.kubernetes.pod.terminationGracePeriod": "12",
+		AnnotationCgroupParent:                     "/kubepods/besteffort/poduid-9",
 	}
 	if !reflect.DeepEqual(cfg.Annotations, wantAnn) {
 		t.Errorf("annotations =\n%v\nwant\n%v", cfg.Annotations, wantAnn)
@@ -247,6 +248,7 @@ func TestSandboxConfigVariants(t *testing.T) {
 				in.Pod.Labels, in.Pod.Annotations = nil, nil
 				in.Pod.Spec.TerminationGracePeriodSeconds = nil
 				in.Owner.Detached = true
+				in.CgroupParent = "" // no pod cgroups (--cgroup-root "")
 			},
 			check: func(t *testing.T, cfg *runtimeapi.PodSandboxConfig) {
 				if cfg.Labels[LabelDetached] != "true" || cfg.Labels[labelPodUID] != "uid-9" {
@@ -254,6 +256,9 @@ func TestSandboxConfigVariants(t *testing.T) {
 				}
 				if len(cfg.Annotations) != 2 || cfg.Annotations[AnnotationRootDir] == "" {
 					t.Errorf("annotations = %v, want only root and log dir", cfg.Annotations)
+				}
+				if cfg.Linux.CgroupParent != "" {
+					t.Errorf("cgroupParent = %q, want none", cfg.Linux.CgroupParent)
 				}
 			},
 		},

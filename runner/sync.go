@@ -16,6 +16,7 @@ type podRun struct {
 	pod     *v1.Pod
 	uid     string
 	dataDir string // "" until created
+	cgroup  string // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
 	logDir  string
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
 
@@ -147,8 +148,16 @@ func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 	return true
 }
 
-// setUp creates the pod's data dir.
+// setUp creates the pod's cgroup and data dir.
 func (p *podRun) setUp() error {
+	// The kubelet's SyncPod makes the pod cgroup (step 7) before the data dirs.
+	if h := p.r.cgroups; h != nil {
+		cg, err := h.ensurePodCgroup(p.pod, p.r.pods)
+		p.cgroup = cg // removed at teardown, even when made in part
+		if err != nil {
+			return fmt.Errorf("creating the pod cgroup: %w", err)
+		}
+	}
 	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
 		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir,
 	})
@@ -230,7 +239,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	}
 	cfg := sandboxConfig(sandboxInput{
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
-		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain,
+		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
 	})
 	// A signal must not cut a call that creates something: the runtime
 	// would go on creating it after podrun stopped looking, and teardown

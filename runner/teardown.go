@@ -15,9 +15,10 @@ import (
 const teardownSlack = 60 * time.Second
 
 // teardown stops the pod's containers with the grace period, stops and
-// removes every sandbox of the pod, and removes its data dir and podrun's
-// own log dir. It runs under its own bounded context, so that it still
-// runs after the run's context is cancelled, and counts not-found as done.
+// removes every sandbox of the pod, and removes its data dir, podrun's own
+// log dir and its cgroup. It runs under its own bounded context, so that it
+// still runs after the run's context is cancelled, and counts not-found as
+// done.
 func (p *podRun) teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.gracePeriod())*time.Second+teardownSlack)
 	defer cancel()
@@ -39,6 +40,13 @@ func (p *podRun) teardown() error {
 	}
 	if p.dataDir != "" {
 		if err := removeDirSafely(p.dataDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// The pod cgroup last, as the kubelet's SyncTerminatedPod releases it:
+	// the runtime has removed the sandbox and its containers' cgroups.
+	if p.cgroup != "" {
+		if err := p.r.cgroups.removePodCgroup(p.cgroup); err != nil {
 			errs = append(errs, err)
 		}
 	}
