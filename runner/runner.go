@@ -143,6 +143,12 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 			return rejectedResult(pods, rejected), joinRejections(rejected)
 		}
 	}
+	// Volumes podrun cannot set up (types that need an API server or a CSI
+	// driver, ConfigMaps and Secrets the run lacks, failed hostPath checks)
+	// refuse the run before anything is created too.
+	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
+		return nil, err
+	}
 	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ type podRun struct {
 	pod     *v1.Pod
 	uid     string
 	dataDir string // "" until created
+	volumes *podVolumes // the pod's volumes (volumes.go); nil until set up
 	cgroup  string // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
 	logDir  string
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
@@ -166,6 +167,10 @@ func (p *podRun) setUp() error {
 	}
 	p.dataDir = dir
 	p.startTime = p.r.now()
+	// The volume manager mounts the pod's volumes before SyncPod runs.
+	if err := p.setUpVolumes(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -298,6 +303,14 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
 		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
+	// The kubelet's makeMounts, after the environment (for subPathExpr):
+	// the volume mounts come first.
+	mounts, err := p.containerMounts(c, cfg.Envs)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	cfg.Mounts = append(mounts, cfg.Mounts...)
 	// As for the sandbox, a signal must not cut create or start midway.
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)

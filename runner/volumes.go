@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
+)
+
+// checkVolumes is the volumes' pre-flight for every pod of the run, before
+// anything is created: refused volume types and projections, ConfigMaps,
+// Secrets and keys the run does not provide, hostPath type checks, invalid
+// paths, modes and mounts (volumes.Check). A kubelet would keep such a pod
+// waiting (ContainerCreating) until the object appeared; nothing can add it
+// to a podrun run, so podrun refuses at once (exit 125).
+func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secret) error {
+	objs := volumes.Objects{ConfigMaps: configMaps, Secrets: secrets}
+	var errs []error
+	for _, pod := range pods {
+		if err := volumes.Check(pod, objs); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// volumeNode is what the volume plugins need of the node: its allocatable
+// cpu, memory and ephemeral storage (the downward API's defaults for unset
+// limits, the ceiling of a memory-backed emptyDir).
+func volumeNode(n NodeInfo) volumes.Node {
+	a := n.Allocatable
+	return volumes.Node{
+		AllocatableMilliCPU:         a.Cpu().MilliValue(),
+		AllocatableMemory:           a.Memory().Value(),
+		AllocatableEphemeralStorage: a.StorageEphemeral().Value(),
+	}
+}
+
+// setUpVolumes sets up every volume of the pod under its data dir, after
+// the dir is made and before the sandbox, as the kubelet's volume manager
+// does before SyncPod. A failure undoes what was set up; the pod cannot run
+// (exit 125).
+func (p *podRun) setUpVolumes() error {
+	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
+	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.opts.Node))
+	if err != nil {
+		return err
+	}
+	set, err := volumes.SetUp(p.dataDir, p.pod, vols)
+	if err != nil {
+		return err
+	}
+	p.volumes = set
+	return nil
+}
+
+// containerMounts is the CRI mounts of one container instance, subpaths
+// bind-mounted first; env is the container's environment as configured
+// (for subPathExpr).
+func (p *podRun) containerMounts(c *v1.Container, env []*runtimeapi.KeyValue) ([]*runtimeapi.Mount, error) {
+	if p.volumes == nil {
+		if len(c.VolumeMounts) > 0 {
+			return nil, fmt.Errorf("container %q: the pod's volumes are not set up", c.Name)
+		}
+		return nil, nil
+	}
+	envMap := make(map[string]string, len(env))
+	for _, e := range env {
+		envMap[e.Key] = string(e.Value)
+	}
+	return p.volumes.ContainerMounts(c, envMap)
+}
+
+// podVolumes is a pod's volumes once set up (podRun.volumes).
+type podVolumes = volumes.Set
