@@ -124,6 +124,10 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local"},
+		&cli.StringFlag{Name: "cgroup-root", Value: runner.DefaultCgroupRoot,
+			Usage: "cgroup under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
+		&cli.StringFlag{Name: "cgroup-driver",
+			Usage: "cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
 		&cli.StringSliceFlag{Name: "system-reserved",
 			Usage: "resources held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
 		&cli.StringSliceFlag{Name: "node-labels",
@@ -288,6 +292,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err := rt.CheckReady(ctx, needNetwork); err != nil {
 		return interrupted(err, sigCode)
 	}
+	driver, err := cgroupDriver(ctx, rt, str(c, "cgroup-driver"))
+	if err != nil {
+		return interrupted(err, sigCode)
+	}
 	if needNetwork {
 		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir"))}
 		if err := cni.CheckPodNetwork(ctx, rt, flags); err != nil {
@@ -324,6 +332,8 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		Secrets:       secrets(set),
 
 		ImageCredentialsFile: str(c, "image-credentials"),
+		CgroupRoot:           str(c, "cgroup-root"),
+		CgroupDriver:         driver,
 	})
 	if err != nil {
 		// Rejected pods print as the kubelet reports them: Failed, with the reason.
@@ -398,6 +408,28 @@ func secrets(set *sources.Set) []*v1.Secret {
 		out[i] = s.Secret
 	}
 	return out
+}
+
+// cgroupDriver is --cgroup-driver, or else the driver the runtime reports
+// (CRI RuntimeConfig, as the kubelet asks it), or else cgroupfs.
+func cgroupDriver(ctx context.Context, rt *cri.Client, flag string) (string, error) {
+	switch flag {
+	case runner.CgroupDriverCgroupfs, runner.CgroupDriverSystemd:
+		return flag, nil
+	case "":
+	default:
+		return "", fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", flag)
+	}
+	d, err := rt.CgroupDriver(ctx)
+	switch {
+	case errors.Is(err, cri.ErrUnimplemented):
+		return runner.CgroupDriverCgroupfs, nil
+	case err != nil:
+		return "", err
+	case d == "":
+		return runner.CgroupDriverCgroupfs, nil
+	}
+	return d, nil
 }
 
 func dial(ctx context.Context, endpoint string) (*cri.Client, error) {

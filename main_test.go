@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,11 @@ func podrunAt(t *testing.T, endpoint string, args ...string) (string, string, in
 	var out, errb strings.Builder
 	if endpoint != "" {
 		args = append([]string{"--runtime-endpoint", endpoint}, args...)
+	}
+	// Runs against the fake runtime make no pod cgroups on the host.
+	if i := slices.IndexFunc(args, func(a string) bool { return a == "-f" || a == "--filename" }); i >= 0 &&
+		!slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cgroup-") }) {
+		args = slices.Insert(slices.Clone(args), i, "--cgroup-root=")
 	}
 	code := run(append([]string{"podrun"}, args...), strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), code
