@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/cgroups/systemd"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Pod cgroups, as the kubelet's pod container manager makes them
@@ -571,4 +572,26 @@ func hasChildCgroup(dir string) bool {
 		}
 	}
 	return false
+}
+
+// containerResources is the container's own cgroup limits, as the kubelet's
+// calculateLinuxResources sets them with cpuCFSQuota on (the default): cpu
+// shares from the request (from the limit when there is no request), the
+// CFS period always and a quota from the cpu limit (0, none, without one),
+// and the memory limit in bytes when set. (Only the cpu and memory fields;
+// oom_score_adj, hugepages and cgroup v2's unified settings are not set.)
+func containerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
+	cpuRequest, hasRequest := c.Resources.Requests[v1.ResourceCPU]
+	cpuLimit := c.Resources.Limits[v1.ResourceCPU]
+	shares := milliCPUToShares(cpuRequest.MilliValue())
+	if !hasRequest && !cpuLimit.IsZero() {
+		shares = milliCPUToShares(cpuLimit.MilliValue())
+	}
+	memLimit := c.Resources.Limits[v1.ResourceMemory]
+	return &runtimeapi.LinuxContainerResources{
+		CpuShares:          int64(shares),
+		CpuPeriod:          quotaPeriod,
+		CpuQuota:           milliCPUToQuota(cpuLimit.MilliValue(), quotaPeriod),
+		MemoryLimitInBytes: memLimit.Value(),
+	}
 }

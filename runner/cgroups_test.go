@@ -638,3 +638,24 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 		t.Error("the root is left after the last pod")
 	}
 }
+
+func TestCgroupContainerResources(t *testing.T) {
+	for _, tc := range []struct {
+		spec                  string
+		shares, quota, memory int64
+	}{
+		{"500m/500m/128Mi/128Mi", 512, 50000, 128 << 20},
+		{"100m/-/64Mi/-", 102, 0, 0},
+		{"-/250m/-/1Gi", 256, 25000, 1 << 30}, // no request: shares from the limit
+		{"-/-/-/-", 2, 0, 0},
+		{"0/-/-/-", 2, 0, 0},
+		{"1m/1m/-/-", 2, 1000, 0},
+	} {
+		c := &v1.Container{Resources: cgResources(tc.spec)}
+		got := containerResources(c)
+		if got.CpuShares != tc.shares || got.CpuQuota != tc.quota || got.CpuPeriod != 100000 || got.MemoryLimitInBytes != tc.memory {
+			t.Errorf("containerResources(%s) = shares %d quota %d period %d memory %d; want %d %d 100000 %d",
+				tc.spec, got.CpuShares, got.CpuQuota, got.CpuPeriod, got.MemoryLimitInBytes, tc.shares, tc.quota, tc.memory)
+		}
+	}
+}

@@ -55,6 +55,7 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 		Labels:      containerLabels(pod, c, in.Owner),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
 		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources: containerResources(c),
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 			},
