@@ -1,0 +1,208 @@
+//go:build e2e
+
+// End-to-end tests of pod cgroups (runner/cgroups.go) on the testbed, which
+// has cgroup v1 (hybrid) and the cgroupfs driver: the pod cgroup under
+// --cgroup-root by QoS class with the pod-level limits while the pod runs,
+// the container's own limits as the container sees them, and nothing left
+// once the pod is gone.
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// cgroupV1 is the testbed's cgroup v1 mount point.
+const cgroupV1 = "/sys/fs/cgroup"
+
+// cgroupControllers are the v1 hierarchies every pod cgroup is made in and
+// must be gone from after the run.
+var cgroupControllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "devices", "freezer", "blkio", "systemd"}
+
+// randomSuffix keeps the cgroups and UIDs of concurrent tests (and of other
+// runs on the same testbed) apart.
+func randomSuffix(t *testing.T) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// cgroupFile reads one value of a host cgroup file.
+func cgroupFile(t *testing.T, parts ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{cgroupV1}, parts...)...))
+	if err != nil {
+		t.Errorf("reading host cgroup file: %v", err)
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// expectCgroupGone fails the test while the cgroup rel (below every v1
+// hierarchy) exists in any of them.
+func expectCgroupGone(t *testing.T, rel string) {
+	t.Helper()
+	for _, ctl := range cgroupControllers {
+		if _, err := os.Stat(filepath.Join(cgroupV1, ctl, rel)); err == nil {
+			t.Errorf("cgroup %s left behind in %s", rel, ctl)
+		}
+	}
+}
+
+// waitStdout waits until podrun's stdout contains s.
+func (p *proc) waitStdout(s string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.stdout.String(), s) {
+		select {
+		case <-p.done:
+			if strings.Contains(p.stdout.String(), s) {
+				return
+			}
+			p.t.Fatalf("podrun ended (exit %d) before printing %q.\nstdout:\n%s\nstderr:\n%s", p.code, s, p.stdout.String(), p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("podrun did not print %q within %s.\nstdout:\n%s\nstderr:\n%s", s, timeout, p.stdout.String(), p.stderr.String())
+		}
+	}
+}
+
+// cgroupPod is a one-container busybox pod with a fixed UID whose container
+// runs script and then sleeps long enough for the test to look at the host.
+func cgroupPod(name, uid, resources, script string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  uid: %s
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "-c", %q]
+%s`, name, uid, script+"; echo done-"+name+"; sleep 4", resources)
+}
+
+// TestE2ECgroupGuaranteed: a Guaranteed pod's container sees its memory and
+// cpu limits in its own cgroup; the pod cgroup is /podrun/pod<uid> with the
+// pod-level values while the pod runs, and is gone after the run.
+func TestE2ECgroupGuaranteed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	uid := "e2e-cgroup-" + randomSuffix(t)
+	res := `    resources:
+      requests: {cpu: 500m, memory: 128Mi}
+      limits: {cpu: 500m, memory: 128Mi}
+`
+	script := `echo "mem=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"; echo "quota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"; echo "period=$(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; echo "shares=$(cat /sys/fs/cgroup/cpu/cpu.shares)"; echo "cgroup=$(grep :memory: /proc/self/cgroup)"`
+	p := e.startPodrun([]string{"-f", manifest(t, "pod.yaml", cgroupPod("e2e-cgroup-g", uid, res, script))}, "")
+	p.waitStdout("done-e2e-cgroup-g", 60*time.Second)
+
+	// While the container sleeps: the pod cgroup on the host.
+	pod := filepath.Join("podrun", "pod"+uid)
+	for file, want := range map[string]string{
+		"cpu/" + pod + "/cpu.shares":               "512",
+		"cpu/" + pod + "/cpu.cfs_quota_us":         "50000",
+		"cpu/" + pod + "/cpu.cfs_period_us":        "100000",
+		"memory/" + pod + "/memory.limit_in_bytes": "134217728",
+	} {
+		if got := cgroupFile(t, file); got != want {
+			t.Errorf("host %s = %q, want %s", file, got, want)
+		}
+	}
+	r := p.result(defaultRunTimeout)
+	expectCode(t, r, 0)
+
+	// What the container saw: its own cgroup, below the pod's.
+	for _, want := range []string{"mem=134217728", "quota=50000", "period=100000", "shares=512", ":memory:/podrun/pod" + uid + "/"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("container output lacks %q\n%s", want, r)
+		}
+	}
+	expectCgroupGone(t, pod)
+}
+
+// TestE2ECgroupQOSClasses: a Burstable and a BestEffort pod land under
+// burstable/ and besteffort/ of --cgroup-root, with the kubelet's shares on
+// the pods and the QoS cgroups; the whole root is gone after the run, as it
+// lies in podrun's own hierarchy (/podrun/...).
+func TestE2ECgroupQOSClasses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	suffix := randomSuffix(t)
+	root := "/podrun/e2e-" + suffix
+	bUID, eUID := "e2e-burstable-"+suffix, "e2e-besteffort-"+suffix
+	burstable := cgroupPod("e2e-cgroup-b", bUID, `    resources:
+      requests: {cpu: 100m, memory: 32Mi}
+      limits: {memory: 64Mi}
+`, "true")
+	bestEffort := cgroupPod("e2e-cgroup-e", eUID, "", "true")
+	p := e.startPodrun([]string{"--cgroup-root", root, "-f", manifest(t, "pods.yaml", burstable+"---\n"+bestEffort)}, "")
+	p.waitStdout("done-e2e-cgroup-b", 60*time.Second)
+	p.waitStdout("done-e2e-cgroup-e", 30*time.Second)
+
+	rel := strings.TrimPrefix(root, "/")
+	bPod := filepath.Join(rel, "burstable", "pod"+bUID)
+	ePod := filepath.Join(rel, "besteffort", "pod"+eUID)
+	for file, want := range map[string]string{
+		// Burstable: shares from the request, no quota (no cpu limit),
+		// the memory limit (every container has one).
+		"cpu/" + bPod + "/cpu.shares":               "102",
+		"cpu/" + bPod + "/cpu.cfs_quota_us":         "-1",
+		"memory/" + bPod + "/memory.limit_in_bytes": "67108864",
+		"cpu/" + rel + "/burstable/cpu.shares":      "102",
+		// BestEffort: shares 2, on the pod and its QoS cgroup.
+		"cpu/" + ePod + "/cpu.shares":           "2",
+		"cpu/" + rel + "/besteffort/cpu.shares": "2",
+	} {
+		if got := cgroupFile(t, file); got != want {
+			t.Errorf("host %s = %q, want %s", file, got, want)
+		}
+	}
+	if got := cgroupFile(t, "memory", ePod, "memory.limit_in_bytes"); got == "67108864" {
+		t.Errorf("the BestEffort pod got a memory limit")
+	}
+	expectCode(t, p.result(defaultRunTimeout), 0)
+	expectCgroupGone(t, rel)
+}
+
+// TestE2ECgroupQOSCorpus runs the corpus row pods/qos/qos-pod.yaml (read in
+// place) in qos-example: Guaranteed, its pod cgroup directly under /podrun
+// with the pod's limits while it runs detached, gone after `podrun down`.
+func TestE2ECgroupQOSCorpus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.downOnCleanup("qos-example/qos-demo")
+	r := e.runPodrun([]string{"-d", "-q", "-o", "json", "--timeout", "60s", "-f", corpusPod(t, "pods/qos/qos-pod.yaml")}, "")
+	expectCode(t, r, 0)
+	pod := parsePod(t, r.stdout)
+	if pod.Namespace != "qos-example" || pod.Status.QOSClass != v1.PodQOSGuaranteed {
+		t.Fatalf("pod %s/%s qosClass %q, want qos-example and Guaranteed", pod.Namespace, pod.Name, pod.Status.QOSClass)
+	}
+	rel := filepath.Join("podrun", "pod"+string(pod.UID))
+	for file, want := range map[string]string{
+		"cpu/" + rel + "/cpu.shares":               "716",
+		"cpu/" + rel + "/cpu.cfs_quota_us":         "70000",
+		"memory/" + rel + "/memory.limit_in_bytes": "209715200",
+	} {
+		if got := cgroupFile(t, file); got != want {
+			t.Errorf("host %s = %q, want %s", file, got, want)
+		}
+	}
+	expectCode(t, e.runPodrun([]string{"down", "qos-example/qos-demo"}, ""), 0)
+	expectCgroupGone(t, rel)
+}
