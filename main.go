@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -297,7 +298,8 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		return interrupted(err, sigCode)
 	}
 	if needNetwork {
-		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir"))}
+		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir")),
+			StateFile: filepath.Join(str(c, "root-dir"), "cni-validated")}
 		if err := cni.CheckPodNetwork(ctx, rt, flags); err != nil {
 			return interrupted(err, sigCode)
 		}

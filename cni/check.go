@@ -36,13 +36,17 @@ func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
 	if err != nil {
 		return fmt.Errorf("checking the pod network: %w", err)
 	}
-	return Check(ctx, resolveDirs(flags, runtimeInfo(st.GetInfo())))
+	return check(ctx, resolveDirs(flags, runtimeInfo(st.GetInfo())), flags.StateFile)
 }
 
 // Check picks the network configuration the runtime uses from d.ConfDir
 // and validates it against d.BinDirs with libcni. It returns a
 // *NotReadyError saying what is wrong, or nil.
-func Check(ctx context.Context, d Dirs) error {
+func Check(ctx context.Context, d Dirs) error { return check(ctx, d, "") }
+
+// check is Check, skipping the plugin runs when stateFile records a
+// successful validation of exactly this configuration and these binaries.
+func check(ctx context.Context, d Dirs, stateFile string) error {
 	files, err := libcni.ConfFiles(d.ConfDir, confExtensions)
 	if err != nil {
 		return &NotReadyError{Dirs: d, Err: err}
@@ -54,6 +58,10 @@ func Check(ctx context.Context, d Dirs) error {
 	list, err := loadConfList(file)
 	if err != nil {
 		return &NotReadyError{Dirs: d, File: file, Err: err}
+	}
+	key := validationKey(d, file, pluginTypes(list))
+	if validatedBefore(stateFile, key) {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
@@ -71,6 +79,7 @@ func Check(ctx context.Context, d Dirs) error {
 		}
 	}
 	if verr == nil && len(problems) == 0 {
+		rememberValidation(stateFile, key)
 		return nil
 	}
 	e := &NotReadyError{Dirs: d, File: file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}

@@ -25,6 +25,9 @@ const (
 type Flags struct {
 	ConfDir string
 	BinDirs []string
+	// StateFile remembers the last successful validation (see cache.go);
+	// "" validates every time.
+	StateFile string
 }
 
 // RuntimeInfo is what a runtime reports of its CNI setup in the Info map of
