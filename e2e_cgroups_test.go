@@ -23,9 +23,10 @@ import (
 // cgroupV1 is the testbed's cgroup v1 mount point.
 const cgroupV1 = "/sys/fs/cgroup"
 
-// cgroupControllers are the v1 hierarchies every pod cgroup is made in and
-// must be gone from after the run.
-var cgroupControllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "devices", "freezer", "blkio", "systemd"}
+// cgroupControllers are the hierarchies every pod cgroup is made in and must
+// be gone from after the run: the v1 controllers, and the hybrid mode's
+// cgroup v2 hierarchy ("unified"), where the library makes it too.
+var cgroupControllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "devices", "freezer", "blkio", "systemd", "unified"}
 
 // randomSuffix keeps the cgroups and UIDs of concurrent tests (and of other
 // runs on the same testbed) apart.
