@@ -20,8 +20,17 @@ func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secr
 	objs := volumes.Objects{ConfigMaps: configMaps, Secrets: secrets}
 	var errs []error
 	for _, pod := range pods {
-		if err := volumes.Check(pod, objs); err != nil {
-			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err))
+		err := volumes.Check(pod, objs)
+		if err == nil {
+			continue
+		}
+		// One line per problem, each naming the pod.
+		parts := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			parts = j.Unwrap()
+		}
+		for _, e := range parts {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, e))
 		}
 	}
 	return errors.Join(errs...)

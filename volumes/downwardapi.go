@@ -56,7 +56,7 @@ func downwardAPIPayload(items []v1.DownwardAPIVolumeFile, pod *v1.Pod, node Node
 		fp.Data = []byte(s)
 		payload[filepath.Clean(it.Path)] = fp
 	}
-	return payload, errors.Join(errs...)
+	return payload, joinLine(errs)
 }
 
 // fieldValue is fieldpath.ExtractFieldPathAsString for the fields a

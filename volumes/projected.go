@@ -33,7 +33,7 @@ func planProjected(v *Volume, pod *v1.Pod, src *v1.ProjectedVolumeSource, objs O
 		}
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return joinLine(errs)
 	}
 	v.Payload = payload
 	return nil

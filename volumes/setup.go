@@ -33,7 +33,21 @@ func Check(pod *v1.Pod, objs Objects) error {
 			errs = append(errs, checkMounts(&cs[i]))
 		}
 	}
-	return errors.Join(errs...)
+	return flatJoin(errs...)
+}
+
+// flatJoin joins errors, lifting the parts of joined ones, so that each
+// problem is one error (one line).
+func flatJoin(errs ...error) error {
+	var flat []error
+	for _, err := range errs {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			flat = append(flat, j.Unwrap()...)
+		} else if err != nil {
+			flat = append(flat, err)
+		}
+	}
+	return errors.Join(flat...)
 }
 
 // Set is a pod's volumes once set up.

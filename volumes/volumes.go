@@ -243,6 +243,19 @@ func checkMode(m *int32, what string) error {
 	return nil
 }
 
+// joinLine joins errors on one line ("; "), for the parts of one volume's
+// error.
+func joinLine(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
