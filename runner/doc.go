@@ -18,5 +18,6 @@
 //
 // Effects are thin and sit next to the decision they carry out
 // (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go;
-// node.go reads the node admission checks against).
+// node.go reads the node admission checks against; volumes.go sets up the
+// pod's volumes with package volumes and mounts them into containers).
 package runner
