@@ -15,9 +15,9 @@ type podRun struct {
 	r       *run
 	pod     *v1.Pod
 	uid     string
-	dataDir string // "" until created
+	dataDir string      // "" until created
 	volumes *podVolumes // the pod's volumes (volumes.go); nil until set up
-	cgroup  string // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
+	cgroup  string      // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
 	logDir  string
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
 
