@@ -1,15 +1,13 @@
 package runner
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
+	"github.com/podrun/podrun/volumes"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +86,7 @@ func removeDirSafely(dir string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	mounts, err := mountsUnder(dir)
+	mounts, err := volumes.MountsUnder(dir)
 	if err != nil {
 		return err
 	}
@@ -99,7 +97,7 @@ func removeDirSafely(dir string) error {
 			}
 		}
 	}
-	if left, err := mountsUnder(dir); err != nil {
+	if left, err := volumes.MountsUnder(dir); err != nil {
 		return err
 	} else if len(left) > 0 {
 		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])
@@ -108,54 +106,4 @@ func removeDirSafely(dir string) error {
 		return fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return nil
-}
-
-// mountsUnder lists the mount points at or below dir, deepest first.
-func mountsUnder(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMountPath(fields[4])
-		if mp == abs || strings.HasPrefix(mp, abs+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out, sc.Err()
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

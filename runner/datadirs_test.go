@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/podrun/podrun/volumes"
 	"golang.org/x/sys/unix"
 )
 
@@ -147,7 +148,7 @@ func TestRemoveDirSafelyUnmountsInsteadOfDeletingThroughAMount(t *testing.T) {
 	}
 	bindMount(t, innerSrc, inner)
 
-	mounts, err := mountsUnder(podDir)
+	mounts, err := volumes.MountsUnder(podDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestRemoveDirSafelyUnmountsInsteadOfDeletingThroughAMount(t *testing.T) {
 	if err := removeDirSafely(podDir); err != nil {
 		t.Fatalf("removeDirSafely: %v", err)
 	}
-	if left, _ := mountsUnder(podDir); len(left) != 0 {
+	if left, _ := volumes.MountsUnder(podDir); len(left) != 0 {
 		t.Errorf("still mounted: %q", left)
 	}
 	if _, err := os.Lstat(podDir); !errors.Is(err, os.ErrNotExist) {
@@ -183,15 +184,15 @@ func TestMountsUnderIgnoresSiblingsWithACommonPrefix(t *testing.T) {
 		}
 	}
 	bindMount(t, t.TempDir(), sibling)
-	mounts, err := mountsUnder(pod)
+	mounts, err := volumes.MountsUnder(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(mounts) != 0 {
-		t.Errorf("mountsUnder(%s) = %q, want none", pod, mounts)
+		t.Errorf("volumes.MountsUnder(%s) = %q, want none", pod, mounts)
 	}
-	if got, _ := mountsUnder(sibling); len(got) != 1 || got[0] != sibling {
-		t.Errorf("mountsUnder(%s) = %q, want itself", sibling, got)
+	if got, _ := volumes.MountsUnder(sibling); len(got) != 1 || got[0] != sibling {
+		t.Errorf("volumes.MountsUnder(%s) = %q, want itself", sibling, got)
 	}
 }
 
@@ -204,8 +205,8 @@ func TestUnescapeMountPath(t *testing.T) {
 		`/not\xyzoctal`:       `/not\xyzoctal`,
 	}
 	for in, want := range cases {
-		if got := unescapeMountPath(in); got != want {
-			t.Errorf("unescapeMountPath(%q) = %q, want %q", in, got, want)
+		if got := volumes.UnescapeOctal(in); got != want {
+			t.Errorf("volumes.UnescapeOctal(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

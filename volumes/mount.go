@@ -129,8 +129,8 @@ func checkMounts(c *v1.Container) error {
 	return errors.Join(errs...)
 }
 
-// mountsUnder lists the mount points at or below dir, deepest first.
-func mountsUnder(dir string) ([]string, error) {
+// MountsUnder lists the mount points at or below dir, deepest first.
+func MountsUnder(dir string) ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func mountsUnder(dir string) ([]string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		mp := unescapeOctal(fields[4])
+		mp := UnescapeOctal(fields[4])
 		if mp == abs || strings.HasPrefix(mp, abs+"/") {
 			out = append(out, mp)
 		}
@@ -159,8 +159,8 @@ func mountsUnder(dir string) ([]string, error) {
 	return out, sc.Err()
 }
 
-// unescapeOctal undoes mountinfo's octal escapes (\040 for a space).
-func unescapeOctal(s string) string {
+// UnescapeOctal undoes mountinfo's octal escapes (\040 for a space).
+func UnescapeOctal(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -184,7 +184,7 @@ func isMountPoint(path string) (bool, error) {
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	ms, err := mountsUnder(path)
+	ms, err := MountsUnder(path)
 	if err != nil {
 		return false, err
 	}
@@ -206,7 +206,7 @@ func removeSafely(dir string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	ms, err := mountsUnder(dir)
+	ms, err := MountsUnder(dir)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func removeSafely(dir string) error {
 			}
 		}
 	}
-	if left, err := mountsUnder(dir); err != nil {
+	if left, err := MountsUnder(dir); err != nil {
 		return err
 	} else if len(left) > 0 {
 		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])

@@ -47,7 +47,7 @@ func fsType(t *testing.T, dir string) string {
 	typ := ""
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 8 && unescapeOctal(f[4]) == dir {
+		if len(f) > 8 && UnescapeOctal(f[4]) == dir {
 			for i, x := range f {
 				if x == "-" {
 					typ = f[i+1]
@@ -146,7 +146,7 @@ func TestSetUp(t *testing.T) {
 	if err := set.TearDown(); err != nil {
 		t.Fatal(err)
 	}
-	if ms, _ := mountsUnder(podDir); len(ms) > 0 {
+	if ms, _ := MountsUnder(podDir); len(ms) > 0 {
 		t.Errorf("mounted after TearDown: %v", ms)
 	}
 	if _, err := os.Stat(hostDir); err != nil {
@@ -171,7 +171,7 @@ func TestSetUpFailingMidwayLeavesNothing(t *testing.T) {
 	}
 	_, err = SetUp(podDir, pod, vols)
 	checkErr(t, err, `setting up volume "host": hostPath type check failed: `+missing+` is not a directory`)
-	if ms, _ := mountsUnder(podDir); len(ms) > 0 {
+	if ms, _ := MountsUnder(podDir); len(ms) > 0 {
 		t.Errorf("left mounted: %v", ms)
 	}
 	for _, d := range []string{PluginEmptyDir + "/mem", PluginSecret + "/sec"} {

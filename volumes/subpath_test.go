@@ -185,7 +185,7 @@ func TestPrepareSubPath(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "leads outside the volume") {
 			t.Errorf("subPath %q: %v, want it refused as leading outside", sub, err)
 		}
-		if ms, _ := mountsUnder(subPathTarget(podDir, "data", "app", 10+i)); len(ms) > 0 {
+		if ms, _ := MountsUnder(subPathTarget(podDir, "data", "app", 10+i)); len(ms) > 0 {
 			t.Errorf("subPath %q: mounted %v", sub, ms)
 		}
 	}
@@ -196,7 +196,7 @@ func TestPrepareSubPath(t *testing.T) {
 	if err := TearDown(podDir); err != nil {
 		t.Fatal(err)
 	}
-	if ms, _ := mountsUnder(podDir); len(ms) > 0 {
+	if ms, _ := MountsUnder(podDir); len(ms) > 0 {
 		t.Errorf("still mounted after TearDown: %v", ms)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "secret")); err != nil {
