@@ -17,7 +17,7 @@ func planConfigMap(v *Volume, pod *v1.Pod, src *v1.ConfigMapVolumeSource, objs O
 	if err := checkItemModes(src.DefaultMode, src.Items); err != nil {
 		return err
 	}
-	cm := objs.configMap(pod.Namespace, src.Name)
+	cm := objs.ConfigMap(pod.Namespace, src.Name)
 	if cm == nil {
 		if !optional {
 			return notProvided("configmap", pod.Namespace, src.Name)

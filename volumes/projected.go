@@ -46,7 +46,7 @@ func projectionPayload(pod *v1.Pod, s *v1.VolumeProjection, objs Objects, node N
 		if err := checkItemModes(nil, s.Secret.Items); err != nil {
 			return nil, err
 		}
-		sec := objs.secret(pod.Namespace, s.Secret.Name)
+		sec := objs.Secret(pod.Namespace, s.Secret.Name)
 		if sec == nil {
 			if !optional {
 				return nil, notProvided("secret", pod.Namespace, s.Secret.Name)
@@ -59,7 +59,7 @@ func projectionPayload(pod *v1.Pod, s *v1.VolumeProjection, objs Objects, node N
 		if err := checkItemModes(nil, s.ConfigMap.Items); err != nil {
 			return nil, err
 		}
-		cm := objs.configMap(pod.Namespace, s.ConfigMap.Name)
+		cm := objs.ConfigMap(pod.Namespace, s.ConfigMap.Name)
 		if cm == nil {
 			if !optional {
 				return nil, notProvided("configmap", pod.Namespace, s.ConfigMap.Name)

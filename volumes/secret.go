@@ -17,7 +17,7 @@ func planSecret(v *Volume, pod *v1.Pod, src *v1.SecretVolumeSource, objs Objects
 	if err := checkItemModes(src.DefaultMode, src.Items); err != nil {
 		return err
 	}
-	s := objs.secret(pod.Namespace, src.SecretName)
+	s := objs.Secret(pod.Namespace, src.SecretName)
 	if s == nil {
 		if !optional {
 			return notProvided("secret", pod.Namespace, src.SecretName)

@@ -70,7 +70,8 @@ type Objects struct {
 	Secrets    []*v1.Secret
 }
 
-func (o Objects) configMap(namespace, name string) *v1.ConfigMap {
+// ConfigMap is the run's ConfigMap namespace/name, nil when there is none.
+func (o Objects) ConfigMap(namespace, name string) *v1.ConfigMap {
 	for _, cm := range o.ConfigMaps {
 		if cm.Namespace == namespace && cm.Name == name {
 			return cm
@@ -79,7 +80,8 @@ func (o Objects) configMap(namespace, name string) *v1.ConfigMap {
 	return nil
 }
 
-func (o Objects) secret(namespace, name string) *v1.Secret {
+// Secret is the run's Secret namespace/name, nil when there is none.
+func (o Objects) Secret(namespace, name string) *v1.Secret {
 	for _, s := range o.Secrets {
 		if s.Namespace == namespace && s.Name == name {
 			return s
