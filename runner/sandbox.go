@@ -146,24 +146,13 @@ func protocol(p v1.Protocol) runtimeapi.Protocol {
 	return runtimeapi.Protocol_TCP
 }
 
-// podHostnameAndDomain is the kubelet's GeneratePodHostNameAndDomain:
-// spec.hostname or the pod name cut to 63 characters without a trailing
-// '-' or '.', and with a subdomain the domain <sub>.<ns>.svc.<clusterDomain>.
-// setHostnameAsFQDN makes the hostname the FQDN.
+// podHostnameAndDomain is the sandbox hostname and the pod's domain
+// (podHostnames); a pod whose names the kubelet refuses gets none here:
+// createSandbox refuses it first.
 func podHostnameAndDomain(pod *v1.Pod, clusterDomain string) (string, string) {
-	host := pod.Spec.Hostname
-	if host == "" {
-		host = pod.Name
-		if len(host) > 63 {
-			host = strings.TrimRight(host[:63], "-.")
-		}
+	n, err := podHostnames(pod, clusterDomain)
+	if err != nil {
+		return "", ""
 	}
-	domain := ""
-	if pod.Spec.Subdomain != "" && clusterDomain != "" {
-		domain = pod.Spec.Subdomain + "." + pod.Namespace + ".svc." + clusterDomain
-	}
-	if pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN && domain != "" {
-		host = host + "." + domain
-	}
-	return host, domain
+	return n.Nodename, n.Domain
 }
