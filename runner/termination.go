@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// The kubelet's termination message limits (pkg/kubelet/container/runtime.go).
+const (
+	maxTerminationMessageLength   = 1024 * 4 // read from the end of the file
+	maxTerminationMessageLogLines = 80       // FallbackToLogsOnError: last lines of the log
+	maxTerminationMessageLogLen   = 1024 * 2 // ... cut to their last bytes
+)
+
+// maxLogTailRead bounds how much of the end of a CRI log is read to find
+// its last 80 lines (the runtime splits lines at 16 KiB).
+const maxLogTailRead = 2 << 20
+
+// reasonContainerCannotRun is the runtime reason of a container that never
+// ran; it has no logs to fall back to.
+const reasonContainerCannotRun = "ContainerCannotRun"
+
+// terminationMount creates the host side of a container instance's
+// termination message file, <pod dir>/containers/<name>/<8 hex digits>
+// (dir 0750, file 0666 whatever the umask), and returns its mount at
+// terminationMessagePath (kubelet GenerateRunContainerOptions and
+// kuberuntime makeMounts). Like the kubelet, a container without a path
+// gets none.
+func (p *podRun) terminationMount(c *v1.Container) (*runtimeapi.Mount, error) {
+	if c.TerminationMessagePath == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(p.dataDir, "containers", c.Name)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%08x", binary.BigEndian.Uint32(b[:])))
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating the termination-log file: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o666); err != nil {
+		return nil, err
+	}
+	return &runtimeapi.Mount{ContainerPath: c.TerminationMessagePath, HostPath: path, SelinuxRelabel: true}, nil
+}
+
+// withTerminationMessage is the message of an exited container: the
+// runtime's message, then ": " and the termination message when there is
+// one (kuberuntime getContainerStatuses). The termination message is read
+// from the host side of the mount at the path the container was created
+// with (getTerminationMessage); with FallbackToLogsOnError, a non-zero exit
+// and no message it is the end of the container's log
+// (readLastStringFromContainerLogs).
+func withTerminationMessage(st *runtimeapi.ContainerStatus) string {
+	msg := st.Message
+	path := st.Annotations[annotationTerminationMessagePath]
+	fallback := v1.TerminationMessagePolicy(st.Annotations[annotationTerminationMessagePolicy]) == v1.TerminationMessageFallbackToLogsOnError &&
+		st.ExitCode != 0 && st.Reason != reasonContainerCannotRun
+	tmsg, checkLogs := "", fallback
+	if path != "" {
+		for _, m := range st.Mounts {
+			if m.ContainerPath != path {
+				continue
+			}
+			data, _, err := readTail(m.HostPath, maxTerminationMessageLength)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+			case err != nil:
+				tmsg, checkLogs = fmt.Sprintf("Error on reading termination log %s: %v", m.HostPath, err), false
+			default:
+				tmsg, checkLogs = string(data), fallback && len(data) == 0
+			}
+			break
+		}
+	}
+	if checkLogs && st.LogPath != "" {
+		data, cut, err := readTail(st.LogPath, maxLogTailRead)
+		if err != nil {
+			tmsg = fmt.Sprintf("Error on reading termination message from logs: %v", err)
+		} else {
+			if i := bytes.IndexByte(data, '\n'); cut && i >= 0 {
+				data = data[i+1:] // starts mid-line
+			}
+			tmsg = lastLogText(data, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
+		}
+	}
+	if tmsg != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += tmsg
+	}
+	return msg
+}
+
+// readTail reads at most max bytes from the end of a file (the kubelet's
+// tail.ReadAtMost) and says whether it left the start out.
+func readTail(path string, max int64) ([]byte, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	cut := fi.Size() > max
+	if cut {
+		if _, err := f.Seek(-max, io.SeekEnd); err != nil {
+			return nil, false, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max))
+	return data, cut, err
+}
+
+// lastLogText is the text of the last n lines of a CRI log, cut to its
+// last max bytes: what the kubelet's ReadLogs with TailLines n writes into
+// a circular buffer of max bytes. A full ("F") line ends with a newline, a
+// partial ("P") one does not; lines that do not parse are skipped. An
+// incomplete last line does not count as one of the n.
+func lastLogText(data []byte, n, max int) string {
+	// Find the start of the last n newline-terminated lines.
+	end := len(data)
+	if end > 0 && data[end-1] != '\n' {
+		end = bytes.LastIndexByte(data, '\n') + 1
+	}
+	start := end
+	for count := 0; count < n && start > 0; count++ {
+		start = bytes.LastIndexByte(data[:start-1], '\n') + 1
+	}
+	var out []byte
+	for _, line := range bytes.SplitAfter(data[start:], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		_, tag, text, ok := parseCRILogLine(bytes.TrimSuffix(line, []byte("\n")))
+		if !ok {
+			continue
+		}
+		out = append(out, text...)
+		if tag != "P" {
+			out = append(out, '\n')
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return string(out)
+}
