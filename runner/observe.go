@@ -168,8 +168,13 @@ func (o *observer) poll(ctx context.Context) error {
 			continue // gone meanwhile, or a transient error: the next poll retries
 		}
 		uid := c.Labels[labelPodUID]
+		cs := fromCRIStatus(st)
+		if st.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			// Read once, when the exit is first seen; kept with the status.
+			cs.Message = withTerminationMessage(st)
+		}
 		o.mu.Lock()
-		o.containers[c.Id] = &observedContainer{state: st.State, status: fromCRIStatus(st), podUID: uid}
+		o.containers[c.Id] = &observedContainer{state: st.State, status: cs, podUID: uid}
 		o.mu.Unlock()
 		changed[uid] = true
 	}

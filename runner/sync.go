@@ -238,6 +238,13 @@ func earliest(a, b time.Time) time.Time {
 
 // createSandbox runs a new sandbox for the pod and learns its IPs.
 func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
+	// The kubelet's generatePodSandboxConfig refuses a pod whose hostname
+	// it cannot form (an FQDN over 64 characters, say).
+	if !p.pod.Spec.HostNetwork {
+		if _, err := podHostnames(p.pod, p.r.opts.ClusterDomain); err != nil {
+			return "", fmt.Errorf("generating the pod sandbox config: %w", err)
+		}
+	}
 	dns, warnings := dnsConfigFor(dnsInput{Pod: p.pod, Host: p.r.host, ClusterDNS: p.r.opts.ClusterDNS, ClusterDomain: p.r.opts.ClusterDomain})
 	for _, w := range warnings {
 		p.event("Warning", "%s", w)
@@ -311,6 +318,22 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
 	cfg.Mounts = append(mounts, cfg.Mounts...)
+	// Then the managed /etc/hosts, rewritten for every start (kubelet
+	// makeMounts), and the instance's termination message file (kuberuntime
+	// makeMounts; like the kubelet, a file that cannot be made is skipped).
+	hosts, err := p.hostsMount(c, p.ips[sandboxID])
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	if hosts != nil {
+		cfg.Mounts = append(cfg.Mounts, hosts)
+	}
+	if term, err := p.terminationMount(c); err != nil {
+		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
+	} else if term != nil {
+		cfg.Mounts = append(cfg.Mounts, term)
+	}
 	// As for the sandbox, a signal must not cut create or start midway.
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
