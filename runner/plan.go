@@ -347,9 +347,15 @@ func anyRegularContainerIn(pod *v1.Pod, status *podStatus, states ...containerSt
 	return false
 }
 
-// backOff is the kubelet's container restart back-off (kubelet.go,
-// flowcontrol.Backoff with the kubelet's expiry rule): 10 s doubling to
-// 300 s, forgotten once 10 minutes pass without a restart.
+// backOff is client-go's flowcontrol.Backoff as the kubelet uses it, one
+// per pod run: for container restarts (kubelet.go: 10 s doubling to 300 s,
+// HasExpiredFunc "eventTime - lastUpdate > 600 s") and for image pulls
+// (images.NewImageManager: 10 s doubling to 300 s, the default expiry
+// "eventTime - lastUpdate > 2*max", also 600 s).
+//
+// The first restart of a container is not delayed: doBackOff finds no
+// entry, lets the start go and calls Next, which creates the entry with
+// 10 s. Only the second restart waits, 10 s from the exit's FinishedAt.
 type backOff struct {
 	entries map[string]backOffEntry
 }
@@ -365,25 +371,47 @@ const (
 	backOffReset   = 600 * time.Second
 )
 
-// until returns when the back-off for key ends after an exit at finishedAt,
+// expired is the expiry rule: the entry is forgotten when eventTime comes
+// more than 10 minutes after its last update.
+func (e backOffEntry) expired(eventTime time.Time) bool {
+	return eventTime.Sub(e.LastUpdate) > backOffReset
+}
+
+// until is IsInBackOffSince(key, eventTime) for container restarts, with
+// eventTime the last exit's FinishedAt: it returns when the back-off ends
 // and whether it is still in force at now.
-func (b *backOff) until(key string, finishedAt, now time.Time) (time.Time, bool) {
+func (b *backOff) until(key string, eventTime, now time.Time) (time.Time, bool) {
 	e, ok := b.entries[key]
-	if !ok || now.Sub(e.LastUpdate) > backOffReset {
+	if !ok || e.expired(eventTime) {
 		return time.Time{}, false
 	}
-	end := finishedAt.Add(e.Delay)
+	end := eventTime.Add(e.Delay)
 	return end, now.Before(end)
 }
 
-// next records a restart of key at now and grows its delay.
-func (b *backOff) next(key string, now time.Time) {
+// untilSinceUpdate is IsInBackOffSinceUpdate(key, now) for image pulls:
+// the back-off runs from the last failure (the last Next).
+func (b *backOff) untilSinceUpdate(key string, now time.Time) (time.Time, bool) {
+	e, ok := b.entries[key]
+	if !ok || e.expired(now) {
+		return time.Time{}, false
+	}
+	end := e.LastUpdate.Add(e.Delay)
+	return end, now.Before(end)
+}
+
+// delay is Get(key): the current delay, 0 without an entry.
+func (b *backOff) delay(key string) time.Duration { return b.entries[key].Delay }
+
+// next is Next(key, eventTime) at now: a new or expired entry starts at
+// 10 s, an existing one doubles up to 300 s; now becomes its last update.
+func (b *backOff) next(key string, eventTime, now time.Time) {
 	if b.entries == nil {
 		b.entries = map[string]backOffEntry{}
 	}
 	e, ok := b.entries[key]
 	switch {
-	case !ok || now.Sub(e.LastUpdate) > backOffReset:
+	case !ok || e.expired(eventTime):
 		e.Delay = backOffInitial
 	default:
 		e.Delay = min(2*e.Delay, backOffMax)

@@ -337,40 +337,131 @@ func TestComputePodActions(t *testing.T) {
 	}
 }
 
+// TestBackOff checks the restart back-off against the kubelet's doBackOff
+// over flowcontrol.Backoff, one rule per case. Each case replays a history
+// of restarts (doBackOff: until, then next when not in back-off) and looks
+// at one more exit.
 func TestBackOff(t *testing.T) {
-	var b backOff
-	finished := t0
-	if _, in := b.until("c", finished, t0.Add(time.Second)); in {
-		t.Fatal("no back-off before the first restart")
-	}
-	b.next("c", t0.Add(time.Second)) // first restart: 10 s from now on
-	steps := []struct {
-		finishedAt, now time.Time
-		wantIn          bool
-		wantUntil       time.Time
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	type restart struct{ finished, now int } // a restart after the exit at finished, done at now
+	cases := []struct {
+		name      string
+		history   []restart
+		finished  int // the exit looked at
+		now       int
+		wantIn    bool
+		wantUntil int // when wantIn
+		wantDelay time.Duration
 	}{
-		{t0.Add(2 * time.Second), t0.Add(5 * time.Second), true, t0.Add(12 * time.Second)},
-		{t0.Add(2 * time.Second), t0.Add(12 * time.Second), false, t0.Add(12 * time.Second)},
+		{name: "the first restart is not delayed (no entry yet)",
+			finished: 0, now: 0, wantIn: false},
+		{name: "the second restart waits 10 s from the exit's FinishedAt",
+			history: []restart{{0, 0}}, finished: 3, now: 5, wantIn: true, wantUntil: 13, wantDelay: 10 * time.Second},
+		{name: "the back-off ends exactly 10 s after FinishedAt",
+			history: []restart{{0, 0}}, finished: 3, now: 13, wantIn: false, wantDelay: 10 * time.Second},
+		{name: "the delay doubles with each restart",
+			history: []restart{{0, 0}, {3, 13}, {14, 34}}, finished: 35, now: 36, wantIn: true, wantUntil: 75, wantDelay: 40 * time.Second},
+		{name: "the delay is capped at 300 s",
+			history:  []restart{{0, 0}, {1, 11}, {12, 32}, {33, 73}, {74, 154}, {155, 315}, {316, 616}, {617, 917}},
+			finished: 918, now: 919, wantIn: true, wantUntil: 1218, wantDelay: 300 * time.Second},
+		{name: "a container that ran over 10 min since the last restart is restarted at once",
+			history: []restart{{0, 0}, {1, 11}}, finished: 11 + 601, now: 11 + 601, wantIn: false, wantDelay: 20 * time.Second},
+		{name: "a run of exactly 10 min does not reset the back-off",
+			history: []restart{{0, 0}, {1, 11}}, finished: 11 + 600, now: 11 + 601, wantIn: true, wantUntil: 11 + 620, wantDelay: 20 * time.Second},
 	}
-	for i, s := range steps {
-		until, in := b.until("c", s.finishedAt, s.now)
-		if in != s.wantIn || !until.Equal(s.wantUntil) {
-			t.Errorf("step %d: until=%v in=%v, want %v %v", i, until, in, s.wantUntil, s.wantIn)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b backOff
+			for i, r := range tc.history {
+				if _, in := b.until("c", at(r.finished), at(r.now)); in {
+					t.Fatalf("history step %d is in back-off", i)
+				}
+				b.next("c", at(r.finished), at(r.now))
+			}
+			until, in := b.until("c", at(tc.finished), at(tc.now))
+			if in != tc.wantIn || in && !until.Equal(at(tc.wantUntil)) {
+				t.Errorf("until = %v, in = %v; want %v, %v", until.Sub(t0), in, at(tc.wantUntil).Sub(t0), tc.wantIn)
+			}
+			if d := b.delay("c"); d != tc.wantDelay {
+				t.Errorf("delay %v, want %v", d, tc.wantDelay)
+			}
+		})
 	}
-	delays := []time.Duration{}
+}
+
+// TestBackOffAfterExpiryStartsOver: Next on an expired entry starts again
+// at 10 s, not at double the old delay.
+func TestBackOffAfterExpiryStartsOver(t *testing.T) {
+	var b backOff
 	now := t0
-	for range 7 {
+	for range 5 {
+		b.next("c", now, now)
 		now = now.Add(time.Minute)
-		b.next("d", now)
-		delays = append(delays, b.entries["d"].Delay)
 	}
-	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second}
-	if !reflect.DeepEqual(delays, want) {
-		t.Errorf("delays %v, want %v", delays, want)
+	if d := b.delay("c"); d != 160*time.Second {
+		t.Fatalf("delay %v after five restarts, want 160s", d)
 	}
-	b.next("d", now.Add(11*time.Minute))
-	if d := b.entries["d"].Delay; d != backOffInitial {
-		t.Errorf("after 11 idle minutes the delay is %v, want it reset to %v", d, backOffInitial)
+	later := now.Add(11 * time.Minute)
+	b.next("c", later, later)
+	if d := b.delay("c"); d != backOffInitial {
+		t.Errorf("delay %v after 11 quiet minutes, want %v", d, backOffInitial)
+	}
+}
+
+// TestImagePullBackOff: IsInBackOffSinceUpdate, the rule of image pulls:
+// the back-off runs from the last failed pull.
+func TestImagePullBackOff(t *testing.T) {
+	var b backOff
+	if _, in := b.untilSinceUpdate("uid_img", t0); in {
+		t.Fatal("in back-off before any pull failed")
+	}
+	b.next("uid_img", t0, t0)
+	if until, in := b.untilSinceUpdate("uid_img", t0.Add(4*time.Second)); !in || !until.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("4 s after the first failure: until %v in %v, want +10s true", until.Sub(t0), in)
+	}
+	if _, in := b.untilSinceUpdate("uid_img", t0.Add(10*time.Second)); in {
+		t.Error("still in back-off 10 s after the first failure")
+	}
+	b.next("uid_img", t0.Add(10*time.Second), t0.Add(10*time.Second))
+	if until, _ := b.untilSinceUpdate("uid_img", t0.Add(11*time.Second)); !until.Equal(t0.Add(30 * time.Second)) {
+		t.Errorf("after the second failure the back-off ends at %v, want +30s", until.Sub(t0))
+	}
+}
+
+func TestPermanentPullFailure(t *testing.T) {
+	cases := []struct {
+		name, msg string
+		want      string // "" = transient
+	}{
+		{"containerd 2 missing tag on the mirror is not found",
+			`pulling image "127.0.0.1:35443/library/busybox:nosuchtag": rpc error: code = NotFound desc = failed to pull and unpack image "127.0.0.1:35443/library/busybox:nosuchtag": failed to resolve image: 127.0.0.1:35443/library/busybox:nosuchtag: not found`, "not found"},
+		{"containerd 1.6 missing reference is not found",
+			`rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/nosuch:1": failed to resolve reference "docker.io/library/nosuch:1": docker.io/library/nosuch:1: not found`, "not found"},
+		{"containerd 2 private registry without credentials is unauthorized",
+			`rpc error: code = Unknown desc = failed to pull and unpack image "127.0.0.1:35444/private/busybox:1.0": failed to resolve image: pull access denied, repository does not exist or may require authorization: authorization failed: no basic auth credentials`, "unauthorized"},
+		{"containerd 1.6 anonymous token refused is unauthorized",
+			`rpc error: code = Unknown desc = failed to pull and unpack image "r.example/x:1": failed to resolve reference "r.example/x:1": failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized`, "unauthorized"},
+		{"a forbidden repository is unauthorized",
+			`failed to resolve reference "r.example/x:1": unexpected status from HEAD request to https://r.example/v2/x/manifests/1: 403 Forbidden`, "unauthorized"},
+		{"failure with every credential keeps the reason",
+			`[with credentials from secret default/a: rpc error: code = Unknown desc = ... pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed, with credentials from secret default/b: ...]`, "unauthorized"},
+		{"an unparsable reference is an invalid name",
+			`rpc error: code = InvalidArgument desc = failed to pull and unpack image "UPPER:1": invalid reference format`, "invalid image name"},
+		{"connection refused is transient",
+			`rpc error: code = Unknown desc = failed to pull and unpack image "r.example/x:1": failed to resolve reference "r.example/x:1": failed to do request: Head "https://r.example/v2/x/manifests/1": dial tcp 10.0.0.1:443: connect: connection refused`, ""},
+		{"a registry 5xx is transient",
+			`failed to resolve reference "r.example/x:1": unexpected status from HEAD request to https://r.example/v2/x/manifests/1: 503 Service Unavailable`, ""},
+		{"a DNS failure is transient",
+			`failed to do request: Head "https://nohost.example/v2/x/manifests/1": dial tcp: lookup nohost.example: no such host`, ""},
+		{"a deadline is transient",
+			`rpc error: code = DeadlineExceeded desc = context deadline exceeded`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			why, ok := permanentPullFailure(tc.msg)
+			if ok != (tc.want != "") || why != tc.want {
+				t.Errorf("permanentPullFailure = %q, %v; want %q", why, ok, tc.want)
+			}
+		})
 	}
 }

@@ -24,8 +24,9 @@ type podRun struct {
 	sandboxes map[string]*runtimeapi.PodSandboxConfig // every sandbox created, by ID
 	ips       map[string][]string                     // sandbox ID → pod IPs
 	reasons   map[string]waitingReason                // container name → why it waits
-	backoff   backOff
-	images    map[string]string // image → ref, pulled or found in this run
+	backoff   backOff                                 // container restarts, by container name
+	pullBack  backOff                                 // image pulls, by "<podUID>_<image>"
+	images    map[string]string                       // image → ref, pulled or found in this run
 	startTime time.Time
 	started   bool // the first sync has started the pod
 	wake      <-chan struct{}
@@ -284,22 +285,26 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	now := p.r.now()
 	prev := p.status.latest(c.Name)
 	if prev != nil && prev.State == stateExited {
+		// The kubelet's doBackOff: the back-off runs from the last exit.
 		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
-			delay := until.Sub(prev.FinishedAt)
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, p.pod.Name, p.pod.Namespace, p.uid)
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", p.backoff.delay(c.Name), c.Name, p.pod.Name, p.pod.Namespace, p.uid)
 			if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
 				p.event("BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, p.pod.Name, p.pod.Namespace, p.uid)
 			}
 			p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
 			return false, until, nil
 		}
-		p.backoff.next(c.Name, now)
+		p.backoff.next(c.Name, prev.FinishedAt, now)
 	}
 
 	sandboxCfg := p.sandboxes[sandboxID]
-	ref, err := p.ensureImage(ctx, c, sandboxCfg)
+	ref, wakeAt, err := p.ensureImage(ctx, c, sandboxCfg)
 	if err != nil {
 		return false, time.Time{}, err
+	}
+	if ref == "" {
+		// The pull failed for now, or is in back-off: look again at wakeAt.
+		return false, wakeAt, nil
 	}
 	restartCount := 0
 	if prev != nil {
@@ -361,44 +366,66 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 
 // ensureImage makes sure the runtime has the container's image, pulling it
 // as imagePullPolicy says, and returns the image reference to create with.
-func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+// It follows the kubelet's EnsureImageExists: a pull that fails is retried
+// with back-off (ErrImagePull, then ImagePullBackOff until the back-off
+// ends; no reference, and wakeAt says when to look again). Unlike the
+// kubelet, a pull that fails for good (permanentPullFailure) ends the run.
+func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
 	if _, err := parseImageName(c.Image); err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
 		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", &pullError{Reason: reasonInvalidImageName, Message: msg}
+		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
 	}
 	image := imageWithDefaultTag(c.Image)
 	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
-		return ref, nil
+		return ref, time.Time{}, nil
 	}
 	st, err := p.r.rt.ImageStatus(ctx, image)
 	if err != nil {
-		return "", &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
+		return "", time.Time{}, &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
 	}
 	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)
 	if err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: reasonErrImageNeverPull, Message: err.(*pullError).Message}
-		return "", err
+		return "", time.Time{}, err
 	}
 	if !pull {
 		p.event("Pulled", "Container image %q already present on machine", c.Image)
 		ref := st.Id
 		p.images[image] = ref
-		return ref, nil
+		return ref, time.Time{}, nil
+	}
+	key := p.uid + "_" + c.Image
+	now := p.r.now()
+	if until, in := p.pullBack.untilSinceUpdate(key, now); in {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		if p.reasons[c.Name].Reason != reasonImagePullBackOff {
+			p.event("BackOff", "%s", msg)
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonImagePullBackOff, Message: msg}
+		return "", until, nil
 	}
 	p.event("Pulling", "Pulling image %q", c.Image)
-	start := p.r.now()
-	ref, err := p.pullWithCredentials(ctx, image, sandboxCfg)
+	ref, err = p.pullWithCredentials(ctx, image, sandboxCfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", time.Time{}, ctx.Err()
 		}
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
 		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
-		return "", &pullError{Reason: reasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
+		if why, ok := permanentPullFailure(err.Error()); ok {
+			return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
+		}
+		p.event("Failed", "%s", msg)
+		p.event("Failed", "Error: %s", reasonErrImagePull)
+		p.pullBack.next(key, now, p.r.now())
+		// Look again at once: that sync finds the pull in back-off and
+		// reports ImagePullBackOff until it ends.
+		return "", p.r.now(), nil
 	}
-	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(start).Round(time.Millisecond))
+	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(now).Round(time.Millisecond))
 	p.images[image] = ref
-	return ref, nil
+	return ref, time.Time{}, nil
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least

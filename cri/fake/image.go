@@ -38,6 +38,25 @@ func (s *Server) SetMissing(refs ...string) {
 	}
 }
 
+type pullFailure struct {
+	times int // failures left; < 0: every pull fails
+	err   error
+}
+
+// FailPulls makes the next n pulls of ref fail with err (n < 0: every
+// pull), as a registry that is down or overloaded does; a nil err gives
+// containerd's "connection refused" wording.
+func (s *Server) FailPulls(ref string, n int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n0 := normalize(ref)
+	if err == nil {
+		err = status.Errorf(codes.Unknown,
+			"failed to pull and unpack image %q: failed to resolve reference %q: failed to do request: Head \"https://registry.test/v2/x/manifests/1\": dial tcp 10.0.0.9:443: connect: connection refused", n0, n0)
+	}
+	s.pullErr[n0] = &pullFailure{times: n, err: err}
+}
+
 // RequireAuth makes pulls of ref fail with containerd's "authorization
 // failed" error unless the request's AuthConfig carries the same username
 // and password (directly or base64 in Auth) or the same identity or
@@ -164,6 +183,10 @@ func (i *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pulls = append(s.pulls, Pull{Image: ref, Auth: clone(req.GetAuth())})
+	if f := s.pullErr[n]; f != nil && f.times != 0 {
+		f.times--
+		return nil, f.err
+	}
 	if s.missing[n] {
 		return nil, status.Errorf(codes.NotFound,
 			"failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", n, n, n)

@@ -52,6 +52,7 @@ type Server struct {
 	ctrs    map[string]*container
 	images  map[string]*runtimeapi.Image // by normalized reference
 	missing map[string]bool
+	pullErr map[string]*pullFailure // injected pull failures by image
 	auths   map[string]*runtimeapi.AuthConfig
 	pulls   []Pull
 
@@ -94,6 +95,7 @@ func StartAt(path string) (*Server, error) {
 		ctrs:    map[string]*container{},
 		images:  map[string]*runtimeapi.Image{},
 		missing: map[string]bool{},
+		pullErr: map[string]*pullFailure{},
 		auths:   map[string]*runtimeapi.AuthConfig{},
 		conds: []*runtimeapi.RuntimeCondition{
 			{Type: runtimeapi.RuntimeReady, Status: true},
