@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
 )
 
 // configError is a container config problem the kubelet reports as
@@ -25,18 +26,41 @@ type containerInput struct {
 	RestartCount int
 	ImageRef     string // the image as the runtime resolved it
 	Owner        Owner
+
+	// For the environment, the resources and the security context.
+	PodIPs             []string // the sandbox's IPs
+	HostIP             string
+	Node               volumes.Node    // allocatable: unset limits in resourceFieldRef
+	Objects            volumes.Objects // the run's ConfigMaps and Secrets
+	MemoryCapacity     int64           // the node's memory, for oom_score_adj
+	ImageUser          imageUser       // the user the image runs as
+	SeccompProfileRoot string          // Localhost seccomp profiles live here
 }
 
 // containerConfig is the CRI ContainerConfig of one container instance
 // (kubelet generateContainerConfig): image, command and args with $(VAR)
 // expansion, environment, working dir, log path, TTY and stdin, labels and
-// annotations, and the Linux namespace options.
+// annotations, resources with oom_score_adj, and the security context
+// with the namespace options. A runAsNonRoot the image breaks is refused
+// (verifyRunAsNonRoot) after the environment, as in the kubelet's
+// generateContainerConfig.
 func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 	pod, c := in.Pod, in.Container
-	env, err := containerEnv(c)
+	env, err := containerEnv(envInput{
+		Pod: pod, Container: c, PodIPs: in.PodIPs, HostIP: in.HostIP, Node: in.Node, Objects: in.Objects,
+	})
 	if err != nil {
 		return nil, err
 	}
+	if err := verifyRunAsNonRoot(pod, c, in.ImageUser); err != nil {
+		return nil, err
+	}
+	sc, err := containerSecurityContext(pod, c, in.ImageUser, in.SeccompProfileRoot)
+	if err != nil {
+		return nil, err
+	}
+	res := containerResources(c)
+	res.OomScoreAdj = oomScoreAdj(pod, c, in.MemoryCapacity)
 	envMap := map[string]string{}
 	for _, e := range env {
 		envMap[e.Key] = string(e.Value)
@@ -55,37 +79,11 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 		Labels:      containerLabels(pod, c, in.Owner),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources: containerResources(c),
-			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
-				NamespaceOptions: namespaceOptions(pod),
-			},
+			Resources:       res,
+			SecurityContext: sc,
 		},
 	}
 	return cfg, nil
-}
-
-// containerEnv resolves env in order; later values win. Values are expanded
-// against the variables defined before them.
-func containerEnv(c *v1.Container) ([]*runtimeapi.KeyValue, error) {
-	vals := map[string]string{}
-	var order []string
-	for _, e := range c.Env {
-		if e.ValueFrom != nil {
-			return nil, &configError{fmt.Sprintf("container %q: env %q: valueFrom is not supported by this podrun version", c.Name, e.Name)}
-		}
-		if _, ok := vals[e.Name]; !ok {
-			order = append(order, e.Name)
-		}
-		vals[e.Name] = expand(e.Value, vals)
-	}
-	if len(c.EnvFrom) > 0 {
-		return nil, &configError{fmt.Sprintf("container %q: envFrom is not supported by this podrun version", c.Name)}
-	}
-	out := make([]*runtimeapi.KeyValue, 0, len(order))
-	for _, k := range order {
-		out = append(out, &runtimeapi.KeyValue{Key: k, Value: []byte(vals[k])})
-	}
-	return out, nil
 }
 
 func containerLabels(pod *v1.Pod, c *v1.Container, o Owner) map[string]string {

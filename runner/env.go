@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
+)
+
+// envInput is everything containerEnv decides from: the run's ConfigMaps
+// and Secrets stand for the kubelet's configMap and secret managers, the
+// sandbox's IPs for the pod IPs it passes in at container creation.
+type envInput struct {
+	Pod       *v1.Pod
+	Container *v1.Container
+	PodIPs    []string // the sandbox's IPs, primary first
+	HostIP    string   // status.hostIP(s); "" when unknown
+	Node      volumes.Node
+	Objects   volumes.Objects // the run's ConfigMaps and Secrets
+}
+
+// containerEnv is the kubelet's makeEnvironmentVariables without service
+// variables (a standalone kubelet has no service lister):
+//
+//  1. envFrom in order, each key (not filtered, as since v1.30) with the
+//     source's prefix; a later source overwrites an earlier one; a missing
+//     ConfigMap or Secret is skipped only when optional.
+//  2. env in order, overwriting: a value is $(VAR)-expanded against what is
+//     defined so far; an empty value with valueFrom reads the field, the
+//     resource, or the ConfigMap or Secret key (skipped when optional and
+//     missing).
+//
+// The kubelet emits map order; podrun keeps the order of first definition,
+// so the same pod gives the same config.
+func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
+	pod, c := in.Pod, in.Container
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+
+	for _, ef := range c.EnvFrom {
+		switch {
+		case ef.ConfigMapRef != nil:
+			cm := in.Objects.ConfigMap(pod.Namespace, ef.ConfigMapRef.Name)
+			if cm == nil {
+				if isTrue(ef.ConfigMapRef.Optional) {
+					continue
+				}
+				return nil, &configError{fmt.Sprintf("configmaps %q not found", ef.ConfigMapRef.Name)}
+			}
+			for _, k := range sortedKeys(cm.Data) {
+				set(ef.Prefix+k, cm.Data[k])
+			}
+		case ef.SecretRef != nil:
+			s := in.Objects.Secret(pod.Namespace, ef.SecretRef.Name)
+			if s == nil {
+				if isTrue(ef.SecretRef.Optional) {
+					continue
+				}
+				return nil, &configError{fmt.Sprintf("secrets %q not found", ef.SecretRef.Name)}
+			}
+			for _, k := range sortedKeys(s.Data) {
+				set(ef.Prefix+k, string(s.Data[k]))
+			}
+		}
+	}
+
+	for _, e := range c.Env {
+		v := e.Value
+		switch {
+		case v != "":
+			v = expand(v, vals)
+		case e.ValueFrom != nil:
+			var skip bool
+			var err error
+			v, skip, err = envValueFrom(in, e.ValueFrom)
+			if err != nil {
+				return nil, &configError{err.Error()}
+			}
+			if skip {
+				continue
+			}
+		}
+		set(e.Name, v)
+	}
+
+	out := make([]*runtimeapi.KeyValue, 0, len(order))
+	for _, k := range order {
+		out = append(out, &runtimeapi.KeyValue{Key: k, Value: []byte(vals[k])})
+	}
+	return out, nil
+}
+
+// envValueFrom resolves one valueFrom; skip means an optional ConfigMap,
+// Secret or key is missing and the variable is not set.
+func envValueFrom(in envInput, src *v1.EnvVarSource) (v string, skip bool, err error) {
+	pod := in.Pod
+	switch {
+	case src.FieldRef != nil:
+		v, err = podFieldValue(in, src.FieldRef.FieldPath)
+		return v, false, err
+	case src.ResourceFieldRef != nil:
+		// containerResourceRuntimeValue: the container itself unless the
+		// selector names another one.
+		c := in.Container
+		if n := src.ResourceFieldRef.ContainerName; n != "" && n != c.Name {
+			if c = findPodContainer(pod, n); c == nil {
+				return "", false, fmt.Errorf("container %s not found", n)
+			}
+		}
+		v, err = volumes.ContainerResourceValue(c, src.ResourceFieldRef, in.Node)
+		return v, false, err
+	case src.ConfigMapKeyRef != nil:
+		ref := src.ConfigMapKeyRef
+		cm := in.Objects.ConfigMap(pod.Namespace, ref.Name)
+		if cm == nil {
+			if isTrue(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("configmaps %q not found", ref.Name)
+		}
+		v, ok := cm.Data[ref.Key]
+		if !ok {
+			if isTrue(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, pod.Namespace, ref.Name)
+		}
+		return v, false, nil
+	case src.SecretKeyRef != nil:
+		ref := src.SecretKeyRef
+		s := in.Objects.Secret(pod.Namespace, ref.Name)
+		if s == nil {
+			if isTrue(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("secrets %q not found", ref.Name)
+		}
+		b, ok := s.Data[ref.Key]
+		if !ok {
+			if isTrue(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
+		}
+		return string(b), false, nil
+	}
+	return "", false, nil
+}
+
+// podFieldValue is the kubelet's podFieldSelectorRuntimeValue: the spec
+// and status fields it knows, then the pod's metadata as the downward API
+// volume reads it. A hostNetwork pod's IPs are the node's, as its status
+// shows them.
+func podFieldValue(in envInput, path string) (string, error) {
+	pod := in.Pod
+	ips := in.PodIPs
+	if pod.Spec.HostNetwork && in.HostIP != "" {
+		ips = []string{in.HostIP}
+	}
+	switch path {
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP", "status.hostIPs":
+		return in.HostIP, nil
+	case "status.podIP":
+		if len(ips) == 0 {
+			return "", nil
+		}
+		return ips[0], nil
+	case "status.podIPs":
+		return strings.Join(ips, ","), nil
+	}
+	return volumes.FieldPathValue(pod, path)
+}
+
+// findPodContainer finds a container of the pod by name: regular, then init.
+func findPodContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
