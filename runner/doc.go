@@ -12,6 +12,9 @@
 //	wait.go       waitOutcome: whether the wait condition holds
 //	sandbox.go    sandboxConfig: the CRI PodSandboxConfig of a pod
 //	container.go  containerConfig: the CRI ContainerConfig of a container
+//	hostname.go   podHostnames: hostname, domain and the sandbox's nodename
+//	etchosts.go   hostsFileContent: the kubelet-managed /etc/hosts
+//	termination.go lastLogText: the FallbackToLogsOnError message from a CRI log
 //	image.go      pullDecision: whether to pull an image
 //	pullsecrets.go authsFor: the registry credentials to try for an image
 //	exitcode.go   exitCode: podrun's exit status from the outcome
