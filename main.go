@@ -141,6 +141,8 @@ func runFlags() []cli.Flag {
 			Usage: "CNI plugin dirs, colon-separated; override the ones the runtime reports in its status (default then " + cni.DefaultBinDir + ")"},
 		&cli.StringFlag{Name: "image-credentials", TakesFile: true,
 			Usage: "docker config.json with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
+		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true,
+			Usage: "directory of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
 	)
 }
 
@@ -336,6 +338,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		ImageCredentialsFile: str(c, "image-credentials"),
 		CgroupRoot:           str(c, "cgroup-root"),
 		CgroupDriver:         driver,
+		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
 	})
 	if err != nil {
 		// Rejected pods print as the kubelet reports them: Failed, with the reason.

@@ -34,6 +34,10 @@ type NodeInfo struct {
 
 	AppArmorEnabled bool
 	KernelVersion   string // e.g. 6.1.0-18-amd64; gates some safe sysctls; "" unknown
+
+	// MemoryCapacity is the machine's memory in bytes (MemTotal), what the
+	// kubelet scales a Burstable container's oom_score_adj by; 0 unknown.
+	MemoryCapacity int64
 }
 
 // HostOptions are the flags NodeFromHost builds the node from.
@@ -126,6 +130,7 @@ func nodeInfo(f hostFacts, o HostOptions) NodeInfo {
 		AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
 		AppArmorEnabled:      f.AppArmor,
 		KernelVersion:        f.Kernel,
+		MemoryCapacity:       f.MemoryBytes,
 	}
 }
 

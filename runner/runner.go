@@ -58,6 +58,11 @@ type Options struct {
 	// to the runtime. CgroupDriver is cgroupfs or systemd ("" is cgroupfs).
 	CgroupRoot   string
 	CgroupDriver string
+
+	// SeccompProfileRoot is where Localhost seccomp profiles live
+	// (--seccomp-profile-root); "" means <RootDir>/seccomp, the kubelet's
+	// default under its root dir.
+	SeccompProfileRoot string
 }
 
 // PodResult is how one pod's run ended.

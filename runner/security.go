@@ -24,6 +24,15 @@ var (
 	}
 )
 
+// seccompProfileRoot is --seccomp-profile-root, by default <root-dir>/seccomp
+// as the kubelet's (kuberuntime's seccompProfileRoot under its root dir).
+func (o *Options) seccompProfileRoot() string {
+	if o.SeccompProfileRoot != "" {
+		return o.SeccompProfileRoot
+	}
+	return filepath.Join(o.RootDir, "seccomp")
+}
+
 // imageUser is the user an image runs as (CRI ImageStatus): a numeric uid,
 // else a user name, else (neither set) root, as the kubelet's getImageUser.
 type imageUser struct {

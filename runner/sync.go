@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
 )
 
 // podRun is the state of one pod during a run.
@@ -310,9 +312,25 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	if prev != nil {
 		restartCount = prev.RestartCount + 1
 	}
-	cfg, err := containerConfig(containerInput{Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner})
+	var cfg *runtimeapi.ContainerConfig
+	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
+	img, err := p.r.rt.ImageStatus(ctx, ref)
 	if err != nil {
+		err = &configError{err.Error()}
+	} else {
+		cfg, err = containerConfig(containerInput{
+			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+			PodIPs: p.ips[sandboxID], HostIP: p.r.opts.HostIP, Node: volumeNode(p.r.opts.Node),
+			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+			MemoryCapacity: p.r.opts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
+			SeccompProfileRoot: p.r.opts.seccompProfileRoot(),
+		})
+	}
+	if err != nil {
+		// A config error ends the run (exit 125); the status shows the
+		// reason and the kubelet's message.
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		p.event("Failed", "Error: %v", err)
 		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
 	// The kubelet's makeMounts, after the environment (for subPathExpr):
