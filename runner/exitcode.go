@@ -40,10 +40,19 @@ func exitCode(results []PodResult, interruptCode int) int {
 
 // failedContainerExitCode is the exit code of the first failed container in
 // spec order, init containers first; a failed pod with no non-zero exit code
-// (say, a container the runtime lost) gives 1.
+// (say, a container the runtime lost) gives 1. Sidecars do not count: as in
+// the kubelet's getPhase, how they ended (stopped at teardown, say) does
+// not decide whether the pod failed.
 func failedContainerExitCode(pod *v1.Pod, st v1.PodStatus) int {
-	for _, group := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+	sidecar := map[string]bool{}
+	for i := range pod.Spec.InitContainers {
+		sidecar[pod.Spec.InitContainers[i].Name] = isSidecar(&pod.Spec.InitContainers[i])
+	}
+	for gi, group := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for _, s := range group {
+			if gi == 0 && sidecar[s.Name] {
+				continue
+			}
 			for _, t := range []*v1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
 				if t != nil && t.ExitCode != 0 {
 					return int(t.ExitCode)

@@ -17,6 +17,13 @@ func failedResult(init, regular []v1.ContainerStatus) PodResult {
 		Status: v1.PodStatus{Phase: v1.PodFailed, InitContainerStatuses: init, ContainerStatuses: regular}}
 }
 
+// withSidecar makes init container i a sidecar (restartPolicy Always).
+func withSidecar(r PodResult) PodResult {
+	always := v1.ContainerRestartPolicyAlways
+	r.Pod.Spec.InitContainers[0].RestartPolicy = &always
+	return r
+}
+
 func result(o outcome) PodResult {
 	return PodResult{Pod: &v1.Pod{}, Outcome: o}
 }
@@ -56,6 +63,9 @@ func TestExitCode(t *testing.T) {
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(5))}),
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(6))}),
 		}, 0, 5},
+		{"a sidecar stopped at teardown does not count", []PodResult{
+			withSidecar(failedResult([]v1.ContainerStatus{cstatus("i", exited(143))}, []v1.ContainerStatus{cstatus("a", exited(4))})),
+		}, 0, 4},
 		{"a failed pod without a non-zero exit code: 1", []PodResult{
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", waiting(reasonContainerCreating))}),
 		}, 0, 1},

@@ -257,5 +257,6 @@ func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) P
 			res.Outcome = outcomeError
 		}
 	}
+	res.Status = p.last // final once teardown stopped a pod that ended (observeFinal)
 	return res
 }

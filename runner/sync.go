@@ -31,6 +31,7 @@ type podRun struct {
 	images    map[string]string                       // image → ref, pulled or found in this run
 	startTime time.Time
 	started   bool // the first sync has started the pod
+	terminal  bool // podrun has stopped the pod: every container ending is final
 	wake      <-chan struct{}
 	logs      *logSet
 
@@ -71,6 +72,7 @@ func (p *podRun) apiStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
 		Pod: p.pod, Status: p.status, Reasons: p.reasons,
 		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
+		Terminal: p.terminal,
 	})
 	now := metav1.NewTime(p.r.now())
 	for i := range st.Conditions {
@@ -83,6 +85,24 @@ func (p *podRun) apiStatus() v1.PodStatus {
 		}
 	}
 	return st
+}
+
+// observeFinal re-reads a pod that ended on its own (Succeeded or Failed)
+// once teardown has stopped what still ran, and makes that its last status,
+// as the kubelet's SyncTerminatingPod writes the final status after
+// killPod: sidecars stopped after the regular containers show how they
+// ended. A pod whose wait ended otherwise (ready, timeout, signal) keeps the
+// status it had then, which says why it was not done.
+func (p *podRun) observeFinal(ctx context.Context) {
+	if p.last.Phase != v1.PodSucceeded && p.last.Phase != v1.PodFailed {
+		return
+	}
+	if err := p.r.obs.poll(ctx); err != nil {
+		return
+	}
+	p.status = p.r.obs.podStatus(p.uid, p.ips)
+	p.terminal = true
+	p.last = p.apiStatus()
 }
 
 // syncLoop observes, decides and acts until the wait for the pod is over or
@@ -128,6 +148,9 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 			}
 			continue
 		}
+		// Nothing started: the act may have recorded why (CrashLoopBackOff,
+		// ImagePullBackOff), which the status shows while the loop waits.
+		p.last = p.apiStatus()
 		if !p.sleep(ctx, nextWake) {
 			return outcomeWaiting, nil
 		}

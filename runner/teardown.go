@@ -27,6 +27,7 @@ func (p *podRun) teardown() error {
 	if err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
 	}
+	p.observeFinal(ctx)
 	p.logs.finishAll()
 	for _, id := range ids {
 		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
