@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -21,6 +22,8 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	// ExecSync runs exec probes and exec lifecycle hooks (timeout 0: none).
+	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error)
 
 	ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error)
 	PullImage(ctx context.Context, image string, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)

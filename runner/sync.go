@@ -33,6 +33,8 @@ type podRun struct {
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
 	wake      <-chan struct{}
+	prober    *podProber   // the pod's probe workers (probe.go); nil until the sync loop starts
+	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 
 	status *podStatus   // last observed
@@ -70,7 +72,7 @@ func (p *podRun) event(reason, format string, args ...any) {
 // keeping each condition's lastTransitionTime until its status changes.
 func (p *podRun) apiStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
-		Pod: p.pod, Status: p.status, Reasons: p.reasons,
+		Pod: p.pod, Status: p.status, Reasons: p.reasons, Probes: p.probes,
 		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
 		Terminal: p.terminal,
 	})
@@ -111,15 +113,20 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 	if err := p.setUp(); err != nil {
 		return outcomeError, err
 	}
+	p.prober = newPodProber(p)
+	p.prober.start(ctx)
+	defer p.prober.stop()
 	for {
 		p.status = p.r.obs.podStatus(p.uid, p.ips)
 		p.logs.update(p.status)
+		p.probes = p.prober.snapshot()
 		p.last = p.apiStatus()
+		p.prober.observe(p.status, p.last.PodIP)
 		if o := waitOutcome(p.r.opts.Wait, p.pod, p.last, p.started); o != outcomeWaiting {
 			return o, nil
 		}
 
-		actions := computePodActions(planInput{Pod: p.pod, Status: p.status})
+		actions := computePodActions(planInput{Pod: p.pod, Status: p.status, Probes: p.probes})
 		if actions.KillPod && !actions.CreateSandbox {
 			// Nothing runs and nothing will: the pod is over. Only a pod
 			// whose containers all succeeded reached its goal; one whose
@@ -157,8 +164,8 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 	}
 }
 
-// sleep waits until the observer reports a change for the pod, until
-// wakeAt (when set), or until ctx ends (false).
+// sleep waits until the observer reports a change for the pod or a probe
+// result changes, until wakeAt (when set), or until ctx ends (false).
 func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 	var timer <-chan time.Time
 	if !wakeAt.IsZero() {
@@ -170,6 +177,7 @@ func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 	case <-ctx.Done():
 		return false
 	case <-p.wake:
+	case <-p.prober.wake:
 	case <-timer:
 	}
 	return true
@@ -214,9 +222,9 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	}
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
-		p.event("Killing", "Stopping container %s: %s", k.Name, k.Message)
-		if err := p.r.rt.StopContainer(ctx, id, p.gracePeriod()); err != nil {
-			return true, nextWake, fmt.Errorf("stopping container %q: %w", k.Name, err)
+		// With the preStop hook and the kill's grace period (hooks.go).
+		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil); err != nil {
+			return true, nextWake, err
 		}
 		acted = true
 	}
@@ -380,6 +388,7 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	} else if term != nil {
 		cfg.Mounts = append(cfg.Mounts, term)
 	}
+	hookCtx := ctx // a signal may cut the postStart hook
 	// As for the sandbox, a signal must not cut create or start midway.
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
@@ -402,6 +411,9 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	}
 	delete(p.reasons, c.Name)
 	p.event("Started", "Started container %s", c.Name)
+	// The postStart hook runs synchronously; if it fails the container is
+	// killed, to be restarted by its restart policy (hooks.go).
+	p.postStart(hookCtx, id, c)
 	return true, time.Time{}, nil
 }
 

@@ -145,34 +145,21 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	return errors.Join(errs...)
 }
 
-// stopContainers stops containers in parallel with the grace period; when
-// force closes first, they are stopped again with no grace.
+// stopContainers stops containers in parallel with the grace period, each
+// after its preStop hook; when force closes first, they are stopped again
+// with no grace.
 func (p *podRun) stopContainers(ctx context.Context, ids []string, force <-chan struct{}) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	grace := p.gracePeriod()
 	var wg sync.WaitGroup
 	errs := make([]error, len(ids))
 	for i, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := p.containerName(id)
-			p.event("Killing", "Stopping container %s", name)
-			done := make(chan error, 1)
-			go func() { done <- p.r.rt.StopContainer(ctx, id, grace) }()
-			select {
-			case err := <-done:
-				errs[i] = err
-			case <-force:
-				p.event("Killing", "Killing container %s now (second signal)", name)
-				errs[i] = p.r.rt.StopContainer(ctx, id, 0)
-				<-done
-			}
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("stopping container %s: %w", name, errs[i])
-			}
+			// The pod's grace period, consumed by the preStop hook (hooks.go).
+			errs[i] = p.killContainer(ctx, id, p.containerName(id), "", "", force)
 		}()
 	}
 	wg.Wait()

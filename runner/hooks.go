@@ -1,0 +1,260 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Lifecycle hooks (pkg/kubelet/lifecycle/handlers.go) and the kill that runs
+// preStop (kuberuntime_container.go killContainer).
+
+// killFailedPostStartHook is the kill reason after a failed postStart hook.
+const killFailedPostStartHook killReason = "FailedPostStartHook"
+
+// reasonPostStartHookError is the waiting reason a failed postStart leaves.
+const reasonPostStartHookError = "PostStartHookError"
+
+// minimumGracePeriodSeconds is the kubelet's minimumGracePeriodInSeconds:
+// a container always gets this long after SIGTERM.
+const minimumGracePeriodSeconds = 2
+
+// killGracePeriod is the kubelet's setTerminationGracePeriod: the pod's
+// deletion grace period, else its terminationGracePeriodSeconds, where a
+// liveness or startup kill takes the probe's own terminationGracePeriodSeconds
+// when set; else the minimum.
+func killGracePeriod(pod *v1.Pod, c *v1.Container, reason killReason) int64 {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		if c != nil {
+			var p *v1.Probe
+			switch reason {
+			case killStartupProbe:
+				p = c.StartupProbe
+			case killLivenessProbe:
+				p = c.LivenessProbe
+			}
+			if p != nil && p.TerminationGracePeriodSeconds != nil {
+				return *p.TerminationGracePeriodSeconds
+			}
+		}
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return minimumGracePeriodSeconds
+}
+
+// containerSpec finds a container of the pod by name (nil: none).
+func containerSpec(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// killContainer stops one container instance as the kubelet's
+// killContainer does: event Killing, the preStop hook (when the grace
+// period is above 0) bounded by the grace period, whose elapsed whole
+// seconds it consumes, then CRI StopContainer with what is left, at least
+// 2 s; the runtime sends SIGKILL when that runs out. message "" means
+// "Stopping container NAME". When force closes, the hook is abandoned and
+// the container is stopped with no grace.
+func (p *podRun) killContainer(ctx context.Context, id, name string, reason killReason, message string, force <-chan struct{}) error {
+	c := containerSpec(p.pod, name)
+	grace := killGracePeriod(p.pod, c, reason)
+	if message == "" {
+		message = "Stopping container " + name
+	}
+	p.event("Killing", "%s", message)
+	forced := false
+	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
+		var elapsed int64
+		elapsed, forced = p.runPreStop(ctx, id, c, grace, force)
+		grace -= elapsed
+	}
+	grace = max(grace, minimumGracePeriodSeconds)
+	if forced {
+		grace = 0
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.r.rt.StopContainer(ctx, id, grace) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-force:
+		p.event("Killing", "Killing container %s now (second signal)", name)
+		err = p.r.rt.StopContainer(ctx, id, 0)
+		<-done
+	}
+	if err != nil {
+		return fmt.Errorf("stopping container %s: %w", name, err)
+	}
+	return nil
+}
+
+// runPreStop runs the preStop hook for at most grace seconds (or until
+// force closes: forced) and returns the whole seconds it took. A hook that
+// fails is reported (FailedPreStopHook) and the stop goes on.
+func (p *podRun) runPreStop(ctx context.Context, id string, c *v1.Container, grace int64, force <-chan struct{}) (elapsed int64, forced bool) {
+	start := time.Now()
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := p.runHook(hctx, id, c, c.Lifecycle.PreStop); err != nil && hctx.Err() == nil {
+			// The kubelet keeps the hook's message out of the event.
+			p.event("FailedPreStopHook", "PreStopHook failed")
+		}
+	}()
+	t := time.NewTimer(time.Duration(grace) * time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.event("Warning", "PreStop hook of container %s did not complete in the grace period (%ds)", c.Name, grace)
+	case <-force:
+		forced = true
+	}
+	return int64(time.Since(start) / time.Second), forced
+}
+
+// postStart runs the container's postStart hook, if any, right after its
+// start (kuberuntime_container.go startContainer step 12). When it fails,
+// the container is killed with reason FailedPostStartHook and the pod's
+// grace period and the container waits with PostStartHookError, to be
+// restarted by its restart policy. It reports whether the hook failed.
+func (p *podRun) postStart(ctx context.Context, id string, c *v1.Container) bool {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return false
+	}
+	msg, err := p.runHook(ctx, id, c, c.Lifecycle.PostStart)
+	if err == nil || ctx.Err() != nil {
+		// Cut by a signal: teardown stops the container.
+		return false
+	}
+	// The kubelet keeps the hook's message out of the event.
+	p.event("FailedPostStartHook", "PostStartHook failed")
+	if kerr := p.killContainer(context.WithoutCancel(ctx), id, c.Name, killFailedPostStartHook, "FailedPostStartHook", nil); kerr != nil {
+		p.event("Warning", "%v", kerr)
+	}
+	p.reasons[c.Name] = waitingReason{Reason: reasonPostStartHookError, Message: msg}
+	return true
+}
+
+// podIP is the pod's IP as last observed, else that of a sandbox created
+// since ("" when there is none).
+func (p *podRun) podIP() string {
+	if p.last.PodIP != "" {
+		return p.last.PodIP
+	}
+	if p.pod.Spec.HostNetwork {
+		return p.r.opts.HostIP
+	}
+	for _, id := range sortedKeys(p.ips) {
+		if ips := p.ips[id]; len(ips) > 0 {
+			return ips[0]
+		}
+	}
+	return ""
+}
+
+// runHook runs a lifecycle handler: exec in the container through CRI
+// ExecSync with no timeout (a non-zero exit fails it), httpGet from the
+// host (the status code is not checked; only a transport error fails it),
+// or sleep. It returns the kubelet's failure message with the error.
+func (p *podRun) runHook(ctx context.Context, id string, c *v1.Container, h *v1.LifecycleHandler) (string, error) {
+	podName := fmt.Sprintf("%s_%s(%s)", p.pod.Name, p.pod.Namespace, p.uid)
+	switch {
+	case h.Exec != nil:
+		out, err := execHook(ctx, p.r.rt, id, h.Exec.Command)
+		if err != nil {
+			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, podName, err, out), err
+		}
+	case h.HTTPGet != nil:
+		if err := httpHook(ctx, h.HTTPGet, c, p.podIP()); err != nil {
+			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podName, err), err
+		}
+	case h.Sleep != nil:
+		if err := sleepHook(ctx, h.Sleep.Seconds); err != nil {
+			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, c.Name, podName, err), err
+		}
+	default:
+		err := errors.New("invalid handler")
+		return fmt.Sprintf("Lifecycle hook for Container %q in Pod %q failed - error: %v", c.Name, podName, err), err
+	}
+	return "", nil
+}
+
+// execHook runs cmd as is (no $(VAR) expansion), with no timeout. A
+// non-zero exit is an error, as the kubelet's RunInContainer makes it.
+func execHook(ctx context.Context, rt execer, id string, cmd []string) (string, error) {
+	stdout, stderr, code, err := rt.ExecSync(ctx, id, cmd, 0)
+	out := string(append(stdout, stderr...))
+	if err != nil {
+		return out, err
+	}
+	if code != 0 {
+		return out, fmt.Errorf("command '%s' exited with %d: %s", strings.Join(cmd, " "), code, stderr)
+	}
+	return out, nil
+}
+
+// httpHook sends the hook's GET like a probe request with User-Agent
+// kube-lifecycle/<version>. An HTTPS request answered in plain HTTP is
+// retried over HTTP without Authorization, as the kubelet does.
+func httpHook(ctx context.Context, g *v1.HTTPGetAction, c *v1.Container, podIP string) error {
+	req, err := newHTTPGetRequest(ctx, g, c, podIP, "lifecycle")
+	if err != nil {
+		return err
+	}
+	tr := httpTransport()
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, CheckRedirect: redirectChecker}
+	do := func(r *http.Request) error {
+		resp, err := client.Do(r)
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeOutput))
+			resp.Body.Close()
+		}
+		return err
+	}
+	err = do(req)
+	var uerr *url.Error
+	if err != nil && errors.As(err, &uerr) && strings.Contains(uerr.Err.Error(), "server gave HTTP response to HTTPS client") {
+		r2 := req.Clone(ctx)
+		r2.URL.Scheme = "http"
+		r2.Header.Del("Authorization")
+		if err2 := do(r2); err2 == nil {
+			err = nil
+		}
+	}
+	return err
+}
+
+// sleepHook waits seconds, or fails when ctx ends first.
+func sleepHook(ctx context.Context, seconds int64) error {
+	t := time.NewTimer(time.Duration(seconds) * time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errors.New("container terminated before sleep hook finished")
+	case <-t.C:
+		return nil
+	}
+}
