@@ -579,7 +579,8 @@ func hasChildCgroup(dir string) bool {
 // shares from the request (from the limit when there is no request), the
 // CFS period always and a quota from the cpu limit (0, none, without one),
 // and the memory limit in bytes when set. (Only the cpu and memory fields;
-// oom_score_adj, hugepages and cgroup v2's unified settings are not set.)
+// containerConfig adds oom_score_adj (oomscore.go); hugepages and cgroup
+// v2's unified settings are not set.)
 func containerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
 	cpuRequest, hasRequest := c.Resources.Requests[v1.ResourceCPU]
 	cpuLimit := c.Resources.Limits[v1.ResourceCPU]

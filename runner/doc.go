@@ -12,6 +12,9 @@
 //	wait.go       waitOutcome: whether the wait condition holds
 //	sandbox.go    sandboxConfig: the CRI PodSandboxConfig of a pod
 //	container.go  containerConfig: the CRI ContainerConfig of a container
+//	env.go        containerEnv: a container's environment (envFrom, env, valueFrom)
+//	security.go   containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
+//	oomscore.go   oomScoreAdj: a container's oom_score_adj by QoS class
 //	hostname.go   podHostnames: hostname, domain and the sandbox's nodename
 //	etchosts.go   hostsFileContent: the kubelet-managed /etc/hosts
 //	termination.go lastLogText: the FallbackToLogsOnError message from a CRI log
