@@ -1,0 +1,266 @@
+//go:build e2e
+
+// End-to-end tests of probes and lifecycle hooks (runner/probe.go,
+// runner/hooks.go) on the real testbed.
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func podReady(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func TestE2EProbeReadinessHTTPGatesWaitReady(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-probe-http
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: web
+    image: busybox:1.28
+    command: ["sh", "-c", "sleep 2; mkdir -p /www; echo ok > /www/index.html; exec httpd -f -p 8080 -h /www"]
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe:
+      httpGet: {path: /index.html, port: http}
+      periodSeconds: 1
+`)
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	if !podReady(p) {
+		t.Fatalf("not Ready: %+v\n%s", p.Status.Conditions, r)
+	}
+	if r.elapsed < 2*time.Second {
+		t.Errorf("Ready after %s, before the server listened (2 s)", r.elapsed)
+	}
+	if !strings.Contains(r.stderr, "Readiness probe failed") {
+		t.Errorf("no Unhealthy event before the server listened\n%s", r)
+	}
+}
+
+func TestE2EProbeReadinessTCP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-probe-tcp
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: nginx
+    image: nginx:1.14.2
+    readinessProbe:
+      tcpSocket: {port: 80}
+      periodSeconds: 1
+`)
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	if p := parsePod(t, r.stdout); !podReady(p) {
+		t.Fatalf("not Ready: %+v\n%s", p.Status.Conditions, r)
+	}
+}
+
+func TestE2EProbeLivenessExecRestarts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-probe-liveness
+spec:
+  restartPolicy: OnFailure
+  terminationGracePeriodSeconds: 2
+  volumes: [{name: d, emptyDir: {}}]
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sh", "-c", "if [ -e /d/ran ]; then echo second-run; exit 0; fi; touch /d/ran; echo first-run; exec sleep 600"]
+    volumeMounts: [{name: d, mountPath: /d}]
+    livenessProbe:
+      exec: {command: ["cat", "/d/healthy"]}
+      periodSeconds: 1
+      failureThreshold: 2
+`)
+	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	if len(p.Status.ContainerStatuses) != 1 {
+		t.Fatalf("statuses %+v", p.Status.ContainerStatuses)
+	}
+	cs := p.Status.ContainerStatuses[0]
+	if cs.RestartCount != 1 || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode == 0 {
+		t.Errorf("restartCount %d, lastState %+v; want 1 and a non-zero termination\n%s", cs.RestartCount, cs.LastTerminationState, r)
+	}
+	for _, s := range []string{"Liveness probe failed", "failed liveness probe, will be restarted", "second-run"} {
+		if !strings.Contains(r.stderr+r.stdout, s) {
+			t.Errorf("output lacks %q\n%s", s, r)
+		}
+	}
+}
+
+func TestE2EProbeStartupGatesLivenessAndReadiness(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-probe-startup
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sh", "-c", "sleep 3; touch /tmp/started; exec sleep 600"]
+    startupProbe:
+      exec: {command: ["cat", "/tmp/started"]}
+      periodSeconds: 1
+      failureThreshold: 20
+    livenessProbe:
+      exec: {command: ["cat", "/tmp/started"]}
+      periodSeconds: 1
+      failureThreshold: 1
+    readinessProbe:
+      exec: {command: ["true"]}
+      periodSeconds: 1
+`)
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	cs := p.Status.ContainerStatuses[0]
+	if !podReady(p) || cs.RestartCount != 0 || cs.Started == nil || !*cs.Started {
+		t.Errorf("ready %v restartCount %d started %v\n%s", podReady(p), cs.RestartCount, cs.Started, r)
+	}
+	if r.elapsed < 3*time.Second {
+		t.Errorf("Ready after %s, before the startup probe could pass", r.elapsed)
+	}
+	if strings.Contains(r.stderr, "Liveness probe failed") {
+		t.Errorf("the liveness probe ran before the container started\n%s", r)
+	}
+}
+
+func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-hook-poststart
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sh", "-c", "sleep 1; cat /tmp/hook"]
+    lifecycle:
+      postStart:
+        exec: {command: ["sh", "-c", "echo from-poststart > /tmp/hook"]}
+`)
+	r := e.runPodrun([]string{"-f", m}, "")
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stdout, "from-poststart") {
+		t.Errorf("the main process did not see the hook's file\n%s", r)
+	}
+}
+
+func TestE2EHookPostStartFailureKillsTheContainer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-hook-poststart-fail
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sleep", "600"]
+    lifecycle:
+      postStart:
+        exec: {command: ["sh", "-c", "exit 3"]}
+`)
+	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
+	if r.code == 0 {
+		t.Fatalf("exit 0\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "FailedPostStartHook") {
+		t.Errorf("no FailedPostStartHook event\n%s", r)
+	}
+	p := parsePod(t, r.stdout)
+	if p.Status.Phase != v1.PodFailed {
+		t.Errorf("phase %s, want Failed", p.Status.Phase)
+	}
+}
+
+func TestE2EHookPreStopRunsBeforeSIGTERM(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-hook-prestop
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sh", "-c", "trap 'echo got-term; exit 0' TERM; echo up; while true; do sleep 0.2; done"]
+    lifecycle:
+      preStop:
+        exec: {command: ["sh", "-c", "echo in-prestop > /proc/1/fd/1; sleep 1"]}
+`)
+	r := e.runPodrun([]string{"--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	i, j := strings.Index(r.stdout, "in-prestop"), strings.Index(r.stdout, "got-term")
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("want in-prestop before got-term\n%s", r)
+	}
+}
+
+func TestE2EHookGracePeriodCutAtItsEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-grace-cut
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sh", "-c", "trap '' TERM; echo up; while true; do sleep 0.2; done"]
+`)
+	p := e.startPodrun([]string{"--wait", "ready", "-f", m}, "")
+	p.waitStderr("Killing", 60*time.Second)
+	start := time.Now()
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 5*time.Second {
+		t.Errorf("teardown took %s after Killing, want about the 2 s grace period", d)
+	}
+}
