@@ -21,6 +21,8 @@
 //	image.go      pullDecision: whether to pull an image
 //	pullsecrets.go authsFor: the registry credentials to try for an image
 //	exitcode.go   exitCode: podrun's exit status from the outcome
+//	probe.go      probeWorker: when to probe and what result to publish
+//	hooks.go      killGracePeriod: the grace period of a kill (preStop, postStart)
 //
 // Effects are thin and sit next to the decision they carry out
 // (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go;
