@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ type podRun struct {
 	backoff   backOff                                 // container restarts, by container name
 	pullBack  backOff                                 // image pulls, by "<podUID>_<image>"
 	images    map[string]string                       // image → ref, pulled or found in this run
+	imageInfo map[string]*runtimeapi.Image            // ref → the runtime's ImageStatus, once read
 	startTime time.Time
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
@@ -55,6 +57,7 @@ func newPodRun(r *run, pod *v1.Pod) *podRun {
 		ips:       map[string][]string{},
 		reasons:   map[string]waitingReason{},
 		images:    map[string]string{},
+		imageInfo: map[string]*runtimeapi.Image{},
 		wake:      r.obs.subscribe(uid),
 		status:    &podStatus{},
 	}
@@ -99,10 +102,14 @@ func (p *podRun) observeFinal(ctx context.Context) {
 	if p.last.Phase != v1.PodSucceeded && p.last.Phase != v1.PodFailed {
 		return
 	}
-	if err := p.r.obs.poll(ctx); err != nil {
-		return
+	// Only what still ran can have changed: without it, no need to ask.
+	running := slices.ContainsFunc(p.status.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
+	if running {
+		if err := p.r.obs.poll(ctx); err != nil {
+			return
+		}
+		p.status = p.r.obs.podStatus(p.uid, p.ips)
 	}
-	p.status = p.r.obs.podStatus(p.uid, p.ips)
 	p.terminal = true
 	p.last = p.apiStatus()
 }
@@ -345,7 +352,7 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	}
 	var cfg *runtimeapi.ContainerConfig
 	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
-	img, err := p.r.rt.ImageStatus(ctx, ref)
+	img, err := p.imageStatus(ctx, ref)
 	if err != nil {
 		err = &configError{err.Error()}
 	} else {
@@ -423,6 +430,18 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 // with back-off (ErrImagePull, then ImagePullBackOff until the back-off
 // ends; no reference, and wakeAt says when to look again). Unlike the
 // kubelet, a pull that fails for good (permanentPullFailure) ends the run.
+// imageStatus is the runtime's ImageStatus of ref, read once per run.
+func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
+	if img, ok := p.imageInfo[ref]; ok {
+		return img, nil
+	}
+	img, err := p.r.rt.ImageStatus(ctx, ref)
+	if err == nil && img != nil {
+		p.imageInfo[ref] = img
+	}
+	return img, err
+}
+
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
 	if _, err := parseImageName(c.Image); err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
@@ -446,6 +465,7 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 		p.event("Pulled", "Container image %q already present on machine", c.Image)
 		ref := st.Id
 		p.images[image] = ref
+		p.imageInfo[ref] = st
 		return ref, time.Time{}, nil
 	}
 	key := p.uid + "_" + c.Image
