@@ -35,6 +35,7 @@ type containerInput struct {
 	MemoryCapacity     int64           // the node's memory, for oom_score_adj
 	ImageUser          imageUser       // the user the image runs as
 	SeccompProfileRoot string          // Localhost seccomp profiles live here
+	PodDir             string          // the pod's data dir (fileKeyRef reads env files there)
 }
 
 // containerConfig is the CRI ContainerConfig of one container instance
@@ -48,6 +49,7 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 	pod, c := in.Pod, in.Container
 	env, err := containerEnv(envInput{
 		Pod: pod, Container: c, PodIPs: in.PodIPs, HostIP: in.HostIP, Node: in.Node, Objects: in.Objects,
+		PodDir: in.PodDir,
 	})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ type envInput struct {
 	HostIP    string   // status.hostIP(s); "" when unknown
 	Node      volumes.Node
 	Objects   volumes.Objects // the run's ConfigMaps and Secrets
+	PodDir    string          // the pod's data dir, for fileKeyRef's emptyDir
 }
 
 // containerEnv is the kubelet's makeEnvironmentVariables without service
@@ -152,6 +153,8 @@ func envValueFrom(in envInput, src *v1.EnvVarSource) (v string, skip bool, err e
 			return "", false, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
 		}
 		return string(b), false, nil
+	case src.FileKeyRef != nil:
+		return fileKeyValue(pod, in.PodDir, src.FileKeyRef)
 	}
 	return "", false, nil
 }

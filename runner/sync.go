@@ -361,7 +361,7 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 			PodIPs: p.ips[sandboxID], HostIP: p.r.opts.HostIP, Node: volumeNode(p.r.opts.Node),
 			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
 			MemoryCapacity: p.r.opts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
-			SeccompProfileRoot: p.r.opts.seccompProfileRoot(),
+			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
 		})
 	}
 	if err != nil {
