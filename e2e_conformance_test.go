@@ -399,6 +399,17 @@ func refusedRow(want ...string) func(c *conformanceCase) {
 	}
 }
 
+// usernsRow: supported runs check; else the refusal of hostUsers false.
+func usernsRow(check func(c *conformanceCase)) func(c *conformanceCase) {
+	return func(c *conformanceCase) {
+		if usernsSupported(c.t) {
+			check(c)
+			return
+		}
+		refusedRow("spec.hostUsers: false needs a user namespace", "does not support user namespaces")(c)
+	}
+}
+
 // cgroupRow: run detached, check the pod's QoS class and the host's cgroup
 // files of its pod cgroup (under /podrun, burstable/ or besteffort/), podrun
 // down, the cgroup is gone.
@@ -959,13 +970,13 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/storage/pv-pod.yaml", verdict: "NO", skip: skipPVC},
 		{path: "pods/storage/redis.yaml", verdict: "NO", skip: skipRedis},
 		{path: "pods/user-namespaces-stateless.yaml", verdict: "YES",
-			why: "YES if userns is supported (containerd 2, kernel with idmapped mounts); exec: /proc/self/uid_map is not the identity map",
-			check: execRow("userns", "shell", "cat /proc/self/uid_map", func(t *testing.T, out string) {
+			why: "YES if userns is supported (containerd 2, runc >= 1.2, kernel with idmapped mounts); exec: /proc/self/uid_map is not the identity map; else (the testbed's runc 1.1) refused: 125, nothing created",
+			check: usernsRow(execRow("userns", "shell", "cat /proc/self/uid_map", func(t *testing.T, out string) {
 				f := strings.Fields(out)
 				if len(f) < 3 || (f[0] == "0" && f[1] == "0") {
 					t.Errorf("uid_map %q is the host's: no user namespace", out)
 				}
-			})},
+			}))},
 
 		// ----------------------------------------------------- security/
 		nginxReady("security/example-baseline-pod.yaml", "YES", v1.PodQOSBestEffort),

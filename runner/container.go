@@ -36,6 +36,7 @@ type containerInput struct {
 	ImageUser          imageUser       // the user the image runs as
 	SeccompProfileRoot string          // Localhost seccomp profiles live here
 	PodDir             string          // the pod's data dir (fileKeyRef reads env files there)
+	UsernsBase         uint32          // hostUsers false: the pod's host ID range (the sandbox's)
 }
 
 // containerConfig is the CRI ContainerConfig of one container instance
@@ -61,6 +62,7 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.NamespaceOptions.UsernsOptions = usernsOptions(pod, in.UsernsBase)
 	res := containerResources(c)
 	res.OomScoreAdj = oomScoreAdj(pod, c, in.MemoryCapacity)
 	envMap := map[string]string{}

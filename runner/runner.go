@@ -112,8 +112,9 @@ type run struct {
 
 	nodeKeyrings []*keyring // the node's image pull credentials, tried after a pod's
 
-	cgroups *cgroupHost // nil: no pod cgroups
-	pods    []*v1.Pod   // every pod of the run (the burstable cgroup's shares)
+	cgroups *cgroupHost       // nil: no pod cgroups
+	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
+	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
 
 // Run runs the pods concurrently until each reaches the wait condition,
@@ -154,6 +155,10 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
 		return nil, err
 	}
+	// hostUsers false on a runtime without user namespaces: refused too.
+	if err := checkUserns(ctx, rt, pods); err != nil {
+		return nil, err
+	}
 	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
 	if err != nil {
 		return nil, err
@@ -183,6 +188,9 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
 	if err := checkNotRunning(pods, sbs); err != nil {
+		return nil, err
+	}
+	if r.userns, err = allocateUserns(pods, sbs); err != nil {
 		return nil, err
 	}
 

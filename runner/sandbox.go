@@ -19,6 +19,7 @@ type sandboxInput struct {
 	DNS           *runtimeapi.DNSConfig
 	ClusterDomain string
 	CgroupParent  string
+	UsernsBase    uint32 // hostUsers false: the first host ID of the pod's range
 }
 
 // sandboxConfig is the CRI PodSandboxConfig of a pod (kubelet
@@ -63,6 +64,10 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 	sc := &runtimeapi.LinuxSandboxSecurityContext{
 		NamespaceOptions: namespaceOptions(pod),
 		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+	}
+	if u := usernsOptions(pod, in.UsernsBase); u != nil {
+		sc.NamespaceOptions.UsernsOptions = u
+		cfg.Annotations[AnnotationUsernsBase] = strconv.FormatUint(uint64(in.UsernsBase), 10)
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		if psc.RunAsUser != nil {

@@ -293,6 +293,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	cfg := sandboxConfig(sandboxInput{
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
 		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
+		UsernsBase: p.r.userns[p.uid],
 	})
 	// A signal must not cut a call that creates something: the runtime
 	// would go on creating it after podrun stopped looking, and teardown
@@ -362,6 +363,7 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
 			MemoryCapacity: p.r.opts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
 			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+			UsernsBase: p.r.userns[p.uid],
 		})
 	}
 	if err != nil {
