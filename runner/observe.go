@@ -100,6 +100,9 @@ func (o *observer) run(ctx context.Context) {
 			if ev.GetPodSandboxStatus().GetLabels()[LabelRun] != o.runID {
 				continue // another run's, or replayed history
 			}
+			if !changesOnItsOwn(ev.GetContainerEventType()) {
+				continue // podrun caused it, and polled after doing so
+			}
 			// Take the events that are already queued with this one.
 			for drained := false; !drained; {
 				select {
@@ -224,6 +227,15 @@ func (o *observer) podStatus(uid string, ips map[string][]string) *podStatus {
 	}
 	st.sortNewestFirst()
 	return st
+}
+
+// changesOnItsOwn tells the events that report something podrun did not
+// do itself: a container or sandbox stopped (exited, killed, OOM) or was
+// removed. Created and started follow podrun's own calls, after which it
+// polls anyway.
+func changesOnItsOwn(t runtimeapi.ContainerEventType) bool {
+	return t == runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT ||
+		t == runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT
 }
 
 // fromCRIStatus converts a CRI container status.
