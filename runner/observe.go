@@ -170,16 +170,7 @@ func (o *observer) poll(ctx context.Context) error {
 		if err != nil {
 			continue // gone meanwhile, or a transient error: the next poll retries
 		}
-		uid := c.Labels[labelPodUID]
-		cs := fromCRIStatus(st)
-		if st.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			// Read once, when the exit is first seen; kept with the status.
-			cs.Message = withTerminationMessage(st)
-		}
-		o.mu.Lock()
-		o.containers[c.Id] = &observedContainer{state: st.State, status: cs, podUID: uid}
-		o.mu.Unlock()
-		changed[uid] = true
+		changed[o.store(st)] = true
 	}
 
 	o.mu.Lock()
@@ -192,6 +183,41 @@ func (o *observer) poll(ctx context.Context) error {
 		}
 	}
 	o.mu.Unlock()
+	return nil
+}
+
+// store keeps a container status, as a poll would, and returns its pod's UID.
+func (o *observer) store(st *runtimeapi.ContainerStatus) string {
+	uid := st.Labels[labelPodUID]
+	cs := fromCRIStatus(st)
+	if st.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		// Read once, when the exit is first seen; kept with the status.
+		cs.Message = withTerminationMessage(st)
+	}
+	o.mu.Lock()
+	o.containers[st.Id] = &observedContainer{state: st.State, status: cs, podUID: uid}
+	o.mu.Unlock()
+	return uid
+}
+
+// refresh reads the status of containers a pod just created, started or
+// stopped, and of the sandbox it just created: one call each instead of
+// listing the whole run.
+func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runtimeapi.PodSandbox) error {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+	o.mu.Lock()
+	for _, sb := range sandboxes {
+		o.sandboxes[sb.Id] = sb
+	}
+	o.mu.Unlock()
+	for _, id := range ids {
+		st, err := o.rt.ContainerStatus(ctx, id)
+		if err != nil {
+			return err
+		}
+		o.store(st)
+	}
 	return nil
 }
 

@@ -39,8 +39,13 @@ type podRun struct {
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 
-	status *podStatus   // last observed
-	last   v1.PodStatus // last generated API status
+	status *podStatus // last observed
+
+	// What the current act created, started or stopped, for observeActed.
+	touched          []string                 // container IDs
+	touchedSandboxes []*runtimeapi.PodSandbox // sandboxes it created
+	touchedAll       bool                     // it killed the pod: list everything
+	last             v1.PodStatus             // last generated API status
 }
 
 func newPodRun(r *run, pod *v1.Pod) *podRun {
@@ -157,7 +162,7 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 		}
 		p.started = true
 		if acted {
-			if err := p.r.obs.poll(ctx); err != nil && ctx.Err() == nil {
+			if err := p.observeActed(ctx); err != nil && ctx.Err() == nil {
 				return outcomeError, fmt.Errorf("observing the runtime: %w", err)
 			}
 			continue
@@ -215,6 +220,22 @@ func (p *podRun) setUp() error {
 	return nil
 }
 
+// observeActed brings the observer up to date after an act: what the act
+// touched is re-read directly; a pod kill (which touches everything) is
+// followed by a full poll.
+func (p *podRun) observeActed(ctx context.Context) error {
+	ids, sbs, full := p.touched, p.touchedSandboxes, p.touchedAll
+	p.touched, p.touchedSandboxes, p.touchedAll = nil, nil, false
+	if full {
+		return p.r.obs.poll(ctx)
+	}
+	if err := p.r.obs.refresh(ctx, ids, sbs); err != nil {
+		// A container already gone (removed with its sandboxes): list.
+		return p.r.obs.poll(ctx)
+	}
+	return nil
+}
+
 // act carries out a plan, in the order of the kubelet's SyncPod. It reports
 // whether it changed anything and, when a start was deferred by back-off,
 // when to look again.
@@ -225,7 +246,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 			return true, nextWake, err
 		}
-		acted = true
+		acted, p.touchedAll = true, true
 	}
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
@@ -234,6 +255,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 			return true, nextWake, err
 		}
 		acted = true
+		p.touched = append(p.touched, id)
 	}
 	// 3. Create the sandbox.
 	sandboxID := a.SandboxID
@@ -304,11 +326,16 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 		return "", fmt.Errorf("creating the pod sandbox: %w", err)
 	}
 	p.sandboxes[id] = cfg
+	// The observer learns of it now rather than from a listing.
+	sb := &runtimeapi.PodSandbox{Id: id, Metadata: cfg.Metadata, State: runtimeapi.PodSandboxState_SANDBOX_READY,
+		CreatedAt: p.r.now().UnixNano(), Labels: cfg.Labels, Annotations: cfg.Annotations}
+	p.touchedSandboxes = append(p.touchedSandboxes, sb)
 	if !p.pod.Spec.HostNetwork {
 		st, err := p.r.rt.PodSandboxStatus(ctx, id, false)
 		if err != nil {
 			return "", fmt.Errorf("reading the pod sandbox status: %w", err)
 		}
+		sb.State, sb.CreatedAt = st.GetStatus().GetState(), st.GetStatus().GetCreatedAt()
 		if n := st.GetStatus().GetNetwork(); n != nil && n.Ip != "" {
 			ips := []string{n.Ip}
 			for _, ip := range n.AdditionalIps {
@@ -407,10 +434,12 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		// ready sandbox the runtime refuses this container for good.
 		if st, serr := p.r.rt.PodSandboxStatus(ctx, sandboxID, false); serr == nil &&
 			st.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+			p.touchedAll = true
 			return true, time.Time{}, nil
 		}
 		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
 	}
+	p.touched = append(p.touched, id)
 	p.event("Created", "Created container %s", c.Name)
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
 		// The container ends up exited; the restart policy decides what next.
