@@ -292,7 +292,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	defer rt.Close()
 	ver := rt.DialVersion()
-	if err := rt.CheckReady(ctx, needNetwork); err != nil {
+	// One Status answers both readiness and, verbose, where the runtime's
+	// CNI configuration is.
+	status, err := rt.ReadyStatus(ctx, needNetwork, needNetwork)
+	if err != nil {
 		return interrupted(err, sigCode)
 	}
 	driver, err := cgroupDriver(ctx, rt, str(c, "cgroup-driver"))
@@ -302,7 +305,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if needNetwork {
 		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir")),
 			StateFile: filepath.Join(str(c, "root-dir"), "cni-validated")}
-		if err := cni.CheckPodNetwork(ctx, rt, flags); err != nil {
+		if err := cni.CheckPodNetworkStatus(ctx, status, flags); err != nil {
 			return interrupted(err, sigCode)
 		}
 	}

@@ -36,6 +36,12 @@ func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
 	if err != nil {
 		return fmt.Errorf("checking the pod network: %w", err)
 	}
+	return CheckPodNetworkStatus(ctx, st, flags)
+}
+
+// CheckPodNetworkStatus is CheckPodNetwork with the runtime's verbose
+// Status already in hand.
+func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, flags Flags) error {
 	return check(ctx, resolveDirs(flags, runtimeInfo(st.GetInfo())), flags.StateFile)
 }
 

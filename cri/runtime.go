@@ -52,11 +52,18 @@ func (e *NotReadyError) Error() string {
 // RuntimeReady, and NetworkReady as well when needNetwork is true (pods on
 // the host network do not need the runtime's CNI).
 func (c *Client) CheckReady(ctx context.Context, needNetwork bool) error {
-	st, err := c.Status(ctx, false)
+	_, err := c.ReadyStatus(ctx, needNetwork, false)
+	return err
+}
+
+// ReadyStatus is CheckReady returning the Status it checked, so a caller
+// that also needs the verbose info (the CNI check) asks only once.
+func (c *Client) ReadyStatus(ctx context.Context, needNetwork, verbose bool) (*runtimeapi.StatusResponse, error) {
+	st, err := c.Status(ctx, verbose)
 	if err != nil {
-		return fmt.Errorf("checking runtime readiness: %w", err)
+		return nil, fmt.Errorf("checking runtime readiness: %w", err)
 	}
-	return checkConditions(st.GetStatus(), needNetwork)
+	return st, checkConditions(st.GetStatus(), needNetwork)
 }
 
 // checkConditions is CheckReady's decision on a status already fetched.
