@@ -396,6 +396,12 @@ type cgroupHost struct {
 
 	mu      sync.Mutex
 	created map[string]bool // cgroups this run created, by name
+
+	// parents serialises the root and QoS cgroups: ensured once per run
+	// (ready), and removed only while no pod of the run is between
+	// ensuring them and creating its own cgroup below them.
+	parents sync.Mutex
+	ready   map[string]bool
 }
 
 // newCgroupHost returns the cgroups of a run; nil when root is "" (no pod
@@ -414,7 +420,7 @@ func newCgroupHost(root, driver string) (*cgroupHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cgroupHost{driver: driver, root: parts, v2: cgroups.IsCgroup2UnifiedMode(), created: map[string]bool{}}, nil
+	return &cgroupHost{driver: driver, root: parts, v2: cgroups.IsCgroup2UnifiedMode(), created: map[string]bool{}, ready: map[string]bool{}}, nil
 }
 
 // ownedByPodrun reports whether a cgroup lies in podrun's own hierarchy,
@@ -473,18 +479,34 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	qos := qosClass(pod)
 	name := podCgroupName(pod, qos, h.root, h.driver)
+	h.parents.Lock()
+	defer h.parents.Unlock()
+	// The parents' resources depend on the run's pods only: once per run.
 	for i := 1; i <= len(h.root); i++ {
-		if err := h.ensure(h.root[:i].path(h.driver), podResources{}, false); err != nil {
+		if err := h.ensureParent(h.root[:i].path(h.driver), podResources{}, false); err != nil {
 			return name, err
 		}
 	}
 	if qos != v1.PodQOSGuaranteed {
 		qosName := qosCgroupName(qos, h.root).path(h.driver)
-		if err := h.ensure(qosName, qosCgroupResources(qos, pods), h.owns(qosName)); err != nil {
+		if err := h.ensureParent(qosName, qosCgroupResources(qos, pods), h.owns(qosName)); err != nil {
 			return name, err
 		}
 	}
 	return name, h.ensure(name, podResourceConfig(pod), true)
+}
+
+// ensureParent is ensure for a root or QoS cgroup, done once per run
+// (h.parents held).
+func (h *cgroupHost) ensureParent(name string, rc podResources, set bool) error {
+	if h.ready[name] {
+		return nil
+	}
+	if err := h.ensure(name, rc, set); err != nil {
+		return err
+	}
+	h.ready[name] = true
+	return nil
 }
 
 // removePodCgroup removes the pod's cgroup (every process of the pod must be
@@ -492,6 +514,10 @@ func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error
 // podrun owns them and they are empty. A cgroup already gone counts as
 // removed.
 func (h *cgroupHost) removePodCgroup(name string) error {
+	h.parents.Lock()
+	defer h.parents.Unlock()
+	// A parent removed now is ensured again by the next pod that needs it.
+	clear(h.ready)
 	return removePodCgroup(name, h.driver, h.owns)
 }
 
