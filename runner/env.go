@@ -113,7 +113,7 @@ func envValueFrom(in envInput, src *v1.EnvVarSource) (v string, skip bool, err e
 		// selector names another one.
 		c := in.Container
 		if n := src.ResourceFieldRef.ContainerName; n != "" && n != c.Name {
-			if c = findPodContainer(pod, n); c == nil {
+			if c = volumes.FindContainer(pod, n); c == nil {
 				return "", false, fmt.Errorf("container %s not found", n)
 			}
 		}
@@ -185,21 +185,6 @@ func podFieldValue(in envInput, path string) (string, error) {
 		return strings.Join(ips, ","), nil
 	}
 	return volumes.FieldPathValue(pod, path)
-}
-
-// findPodContainer finds a container of the pod by name: regular, then init.
-func findPodContainer(pod *v1.Pod, name string) *v1.Container {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i]
-		}
-	}
-	return nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

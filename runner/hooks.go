@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podrun/podrun/volumes"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -52,21 +53,6 @@ func killGracePeriod(pod *v1.Pod, c *v1.Container, reason killReason) int64 {
 	return minimumGracePeriodSeconds
 }
 
-// containerSpec finds a container of the pod by name (nil: none).
-func containerSpec(pod *v1.Pod, name string) *v1.Container {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i]
-		}
-	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	return nil
-}
-
 // killContainer stops one container instance as the kubelet's
 // killContainer does: event Killing, the preStop hook (when the grace
 // period is above 0) bounded by the grace period, whose elapsed whole
@@ -75,7 +61,7 @@ func containerSpec(pod *v1.Pod, name string) *v1.Container {
 // "Stopping container NAME". When force closes, the hook is abandoned and
 // the container is stopped with no grace.
 func (p *podRun) killContainer(ctx context.Context, id, name string, reason killReason, message string, force <-chan struct{}) error {
-	c := containerSpec(p.pod, name)
+	c := volumes.FindContainer(p.pod, name)
 	grace := killGracePeriod(p.pod, c, reason)
 	if message == "" {
 		message = "Stopping container " + name

@@ -58,7 +58,7 @@ func downwardAPIPayload(items []v1.DownwardAPIVolumeFile, pod *v1.Pod, node Node
 // resourceValue is a downwardAPI volume item's resource: the named
 // container's (a volume must name one).
 func resourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, node Node) (string, error) {
-	c := findContainer(pod, ref.ContainerName)
+	c := FindContainer(pod, ref.ContainerName)
 	if c == nil {
 		if ref.ContainerName == "" {
 			return "", errors.New("resourceFieldRef: containerName is required in a volume")
@@ -68,9 +68,9 @@ func resourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, node Node) (strin
 	return ContainerResourceValue(c, ref, node)
 }
 
-// findContainer finds a container of the pod by name, regular containers
-// first, then init containers.
-func findContainer(pod *v1.Pod, name string) *v1.Container {
+// FindContainer finds a container of the pod by name, regular containers
+// first, then init containers (names are unique across both).
+func FindContainer(pod *v1.Pod, name string) *v1.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
