@@ -759,7 +759,16 @@ func conformanceRows() []conformanceRow {
 				}
 			})},
 		{path: "pods/multi-container/ambassador.yaml", verdict: "NO", skip: skipNoImage + "docker.io/alpine/socat; it forwards to external-db.example.com"},
-		{path: "pods/multi-container/localhost.yaml", verdict: "YES", skip: skipNoImage + "nginx:1.29 (only nginx latest, 1.14.2 and 1.16.1)"},
+		{path: "pods/multi-container/localhost.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "8s"},
+			why: "the sidecar starts first and fetches http://localhost:80 from the nginx stand-in in the shared network namespace every 5 s: --timeout 8s (124), its output holds the page's first lines",
+			check: func(c *conformanceCase) {
+				t := c.t
+				r := c.run()
+				expectCode(t, r, 124)
+				if !strings.Contains(r.stdout, "[pod/localhost-example/client] <!DOCTYPE html>") {
+					t.Errorf("the sidecar did not log the page from localhost:80\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+				}
+			}},
 		{path: "pods/pod-configmap-env-var-valueFrom.yaml", verdict: "YES+CM", companions: []string{"configmap/configmap-multikeys.yaml"}, flags: succeededFlags,
 			why: "Never: prints very charm ($(VAR) expansion in the command), Succeeded, exit 0", check: succeededRow("very charm")},
 		{path: "pods/pod-configmap-envFrom.yaml", verdict: "YES+CM", companions: []string{"configmap/configmap-multikeys.yaml"}, flags: succeededFlags,

@@ -144,7 +144,7 @@ MIRROR_IMAGES=(
   "idle registry.k8s.io/e2e-test-images/agnhost 2.39 2.40 2.45"
   "idle gcr.io/google-samples/hello-app 1.0 2.0"
   "idle gcr.io/google-samples/node-hello 1.0"
-  "nginx docker.io/library/nginx latest 1.14.2 1.16.1"
+  "nginx docker.io/library/nginx latest 1.14.2 1.16.1 1.29"
   "nginx registry.k8s.io/nginx latest"
 )
 # Upstream registry names that get a hosts.toml pointing at the mirror.
