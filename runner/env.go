@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -57,7 +59,7 @@ func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
 				}
 				return nil, &configError{fmt.Sprintf("configmaps %q not found", ef.ConfigMapRef.Name)}
 			}
-			for _, k := range sortedKeys(cm.Data) {
+			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 				set(ef.Prefix+k, cm.Data[k])
 			}
 		case ef.SecretRef != nil:
@@ -68,7 +70,7 @@ func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
 				}
 				return nil, &configError{fmt.Sprintf("secrets %q not found", ef.SecretRef.Name)}
 			}
-			for _, k := range sortedKeys(s.Data) {
+			for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 				set(ef.Prefix+k, string(s.Data[k]))
 			}
 		}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,7 +154,7 @@ func (p *podRun) podIP() string {
 	if p.pod.Spec.HostNetwork {
 		return p.r.opts.HostIP
 	}
-	for _, id := range sortedKeys(p.ips) {
+	for _, id := range slices.Sorted(maps.Keys(p.ips)) {
 		if ips := p.ips[id]; len(ips) > 0 {
 			return ips[0]
 		}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -370,14 +369,4 @@ func qosClass(pod *v1.Pod) v1.PodQOSClass {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,7 +97,7 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 			ids[sb.Id] = true
 		}
 	}
-	return sortedKeys(ids)
+	return slices.Sorted(maps.Keys(ids))
 }
 
 // killPod stops the pod's running containers — regular and init containers

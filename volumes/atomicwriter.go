@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -253,7 +255,7 @@ func payloadChanged(payload map[string]FileProjection, oldTsPath string) (bool, 
 // writePayload writes the files into the fresh dir, creating their dirs
 // (0755) one element at a time and never following a symlink.
 func writePayload(dir string, payload map[string]FileProjection) error {
-	for _, p := range sortedKeys(payload) {
+	for _, p := range slices.Sorted(maps.Keys(payload)) {
 		f := payload[p]
 		parent := dir
 		elems := strings.Split(p, "/")

@@ -2,7 +2,9 @@ package volumes
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,7 +54,7 @@ func subscript(path string) (string, string, bool) {
 // per key (Go-quoted value), sorted by key, no trailing newline.
 func formatMap(m map[string]string) string {
 	var b strings.Builder
-	for i, k := range sortedKeys(m) {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
