@@ -207,3 +207,47 @@ func TestE2ECgroupQOSCorpus(t *testing.T) {
 	expectCode(t, e.runPodrun([]string{"down", "qos-example/qos-demo"}, ""), 0)
 	expectCgroupGone(t, rel)
 }
+
+// TestE2ECgroupConcurrentRuns: podruns running side by side share the root
+// and QoS cgroups, and each removes them once they look empty to it; a
+// podrun making its pod cgroup while another one's teardown removes the
+// QoS cgroup still runs its pod. Several podruns each run short BestEffort
+// pods back to back under one root; every run succeeds and the root is
+// gone at the end.
+func TestE2ECgroupConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const procs, rounds = 6, 6
+	root := "/podrun/e2e-concurrent-" + randomSuffix(t)
+	errs := make(chan string, procs*rounds)
+	done := make(chan struct{}, procs)
+	for i := range procs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range rounds {
+				name := fmt.Sprintf("e2e-cgroup-conc-%d-%d", i, j)
+				m := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  hostNetwork: true
+  containers: [{name: c, image: busybox, command: ["true"]}]
+`, name)
+				r := e.startPodrun([]string{"-q", "--cgroup-root", root, "-f", manifest(t, name+".yaml", m)}, "").result(defaultRunTimeout)
+				if r.code != 0 {
+					errs <- fmt.Sprintf("%s: exit %d\n%s", name, r.code, r)
+				}
+			}
+		}()
+	}
+	for range procs {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	expectCgroupGone(t, strings.TrimPrefix(root, "/"))
+}

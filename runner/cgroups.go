@@ -476,36 +476,83 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 // name for the sandbox's CgroupParent — also with an error, for the
 // teardown to remove what was made. pods are the run's pods, for the
 // burstable cgroup's shares.
+//
+// Other podruns share the root and QoS cgroups and remove them once empty
+// (removePodCgroup), with no lock between processes: a parent can vanish
+// between being made and the pod cgroup being made below it. Nothing can
+// remove a parent once the pod's cgroup is in it (the kernel refuses to
+// remove a cgroup with children), so a step that finds a cgroup gone starts
+// again from the root, and the parents' resources are set once more after
+// the pod cgroup holds them in place, in case another podrun's removal and
+// this pod's creation (which makes missing parents along the way) made a
+// parent anew without them.
 func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
+	const attempts = 10
 	qos := qosClass(pod)
 	name := podCgroupName(pod, qos, h.root, h.driver)
 	h.parents.Lock()
 	defer h.parents.Unlock()
-	// The parents' resources depend on the run's pods only: once per run.
-	for i := 1; i <= len(h.root); i++ {
-		if err := h.ensureParent(h.root[:i].path(h.driver), podResources{}, false); err != nil {
+	var err error
+	for range attempts {
+		if err = h.ensurePodCgroupOnce(pod, pods, qos, name); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return name, err
 		}
+		clear(h.ready)
+	}
+	return name, err
+}
+
+// ensurePodCgroupOnce is one attempt of ensurePodCgroup (h.parents held).
+// The parents' resources depend on the run's pods only, so once a parent
+// is ready — set while a pod cgroup of this run holds it in place — later
+// pods of the run skip it.
+func (h *cgroupHost) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSClass, name string) error {
+	type parent struct {
+		name string
+		rc   podResources
+	}
+	var parents []parent
+	for i := 1; i <= len(h.root); i++ {
+		parents = append(parents, parent{name: h.root[:i].path(h.driver)})
 	}
 	if qos != v1.PodQOSGuaranteed {
 		qosName := qosCgroupName(qos, h.root).path(h.driver)
-		if err := h.ensureParent(qosName, qosCgroupResources(qos, pods), h.owns(qosName)); err != nil {
-			return name, err
+		parents = append(parents, parent{qosName, qosCgroupResources(qos, pods)})
+	}
+	var pending []parent
+	for _, p := range parents {
+		if h.ready[p.name] {
+			continue
 		}
+		if err := h.ensure(p.name, p.rc, false); err != nil {
+			return err
+		}
+		pending = append(pending, p)
 	}
-	return name, h.ensure(name, podResourceConfig(pod), true)
-}
-
-// ensureParent is ensure for a root or QoS cgroup, done once per run
-// (h.parents held).
-func (h *cgroupHost) ensureParent(name string, rc podResources, set bool) error {
-	if h.ready[name] {
-		return nil
-	}
-	if err := h.ensure(name, rc, set); err != nil {
+	if err := h.ensure(name, podResourceConfig(pod), true); err != nil {
 		return err
 	}
-	h.ready[name] = true
+	for _, p := range pending {
+		if p.rc != (podResources{}) && h.owns(p.name) {
+			if err := h.set(p.name, p.rc); err != nil {
+				return err
+			}
+		}
+		h.ready[p.name] = true
+	}
+	return nil
+}
+
+// set sets the resources of an existing cgroup.
+func (h *cgroupHost) set(name string, rc podResources) error {
+	res := libResources(rc, h.v2)
+	m, err := newCgroupManager(libCgroupConfig(name, h.driver, res))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if err := m.Set(res); err != nil {
+		return fmt.Errorf("setting the resources of cgroup %s: %w", name, err)
+	}
 	return nil
 }
 

@@ -521,6 +521,97 @@ func TestCgroupForeignRootIsLeftAlone(t *testing.T) {
 	}
 }
 
+// hookedManager calls before(op, cgroup) ahead of the library's Apply and
+// Set: a test's way to act as another podrun at the worst moment.
+type hookedManager struct {
+	cgroups.Manager
+	name   string
+	before func(op, name string)
+}
+
+func (m hookedManager) Apply(pid int) error {
+	m.before("apply", m.name)
+	return m.Manager.Apply(pid)
+}
+
+func (m hookedManager) Set(r *cgroups.Resources) error {
+	m.before("set", m.name)
+	return m.Manager.Set(r)
+}
+
+// TestCgroupParentRemovedByAnotherPodrun: another podrun's teardown removes
+// the shared QoS cgroup (empty to it) while this one is making a pod below
+// it; the pod cgroup is still made, and the QoS cgroup ends with its
+// resources.
+func TestCgroupParentRemovedByAnotherPodrun(t *testing.T) {
+	const qosName = "/podrun/besteffort"
+	for _, c := range []struct {
+		name  string
+		op    string // the step before which the QoS cgroup vanishes
+		who   string // whose step: the QoS cgroup's or the pod's
+		ctls  []string
+		times int // how often; -1 always
+		fails bool
+	}{
+		{name: "before the QoS cgroup's resources are set", op: "set", who: qosName, ctls: []string{"cpu", "memory"}, times: 1},
+		{name: "before the pod cgroup is made, in one hierarchy", op: "apply", who: "pod", ctls: []string{"cpu"}, times: 1},
+		{name: "before the pod cgroup is made, twice", op: "apply", who: "pod", ctls: []string{"cpu", "memory"}, times: 2},
+		{name: "every time", op: "set", who: qosName, ctls: []string{"cpu", "memory"}, times: -1, fails: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fsRoot := fakeCgroupFS(t, false, false)
+			inner := newCgroupManager
+			left := c.times
+			newCgroupManager = func(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+				m, err := inner(cg)
+				return hookedManager{m, cg.Path, func(op, name string) {
+					who := name
+					if strings.HasPrefix(name, qosName+"/") {
+						who = "pod"
+					}
+					if op != c.op || who != c.who || left == 0 {
+						return
+					}
+					left--
+					for _, ctl := range c.ctls {
+						os.RemoveAll(filepath.Join(fsRoot, ctl, qosName))
+					}
+				}}, err
+			}
+			h, err := newCgroupHost(DefaultCgroupRoot, CgroupDriverCgroupfs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.v2 = false
+			p := cgPod("-/-/-/-")
+			name, err := h.ensurePodCgroup(p, []*v1.Pod{p})
+			if c.fails {
+				if err == nil || !strings.Contains(err.Error(), qosName) {
+					t.Fatalf("ensurePodCgroup = %v, want an error naming %s", err, qosName)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ensurePodCgroup: %v", err)
+			}
+			for _, ctl := range []string{"cpu", "memory"} {
+				if !exists(filepath.Join(fsRoot, ctl, name)) {
+					t.Errorf("pod cgroup missing in the %s hierarchy", ctl)
+				}
+			}
+			if got := readCgroupFile(t, filepath.Join(fsRoot, "cpu", qosName, "cpu.shares")); got != "2" {
+				t.Errorf("besteffort cpu.shares = %s, want 2", got)
+			}
+			// The next pod of the run trusts the parents it has set.
+			q := cgPod("-/-/-/-")
+			q.UID = "q-2"
+			if _, err := h.ensurePodCgroup(q, []*v1.Pod{p, q}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 func TestCgroupRemoveOfSandbox(t *testing.T) {
 	fsRoot := fakeCgroupFS(t, true, false)
 	h, _ := newCgroupHost(DefaultCgroupRoot, CgroupDriverCgroupfs)
