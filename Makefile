@@ -38,8 +38,9 @@ unit: ## unit tests: pure tables, the fake CRI server, the CLI
 
 e2e: build testbed-up ## end-to-end tests of bin/podrun against the real testbed
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
-	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run 'E2E' -v ./ 2>&1 | tee /tmp/podrun-e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; \
-	exit $${PIPESTATUS[0]}
+	$(GO) build -o bin/testlog ./hack/testlog && \
+	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run 'E2E' -json ./ 2>&1 | bin/testlog -log /tmp/podrun-e2e.log; \
+	s=("$${PIPESTATUS[@]}"); [[ $${s[0]} == 0 && $${s[1]} == 0 ]]
 
 test: vet unit e2e ## every test: vet, unit and end-to-end (what CI runs)
 
