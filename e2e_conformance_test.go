@@ -637,10 +637,10 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/assigning-pods-to-nodes-affinity.yaml", verdict: "NEG", flags: []string{"--timeout", "60s"},
 			why: "required node affinity on an unlabelled node: rejected (NodeAffinity, 125)", check: rejectedRow("NodeAffinity", "with-node-affinity")},
 		{path: "pods/commands.yaml", verdict: "PARTIAL", flags: timedOutFlags("14s"), slow: true,
-			why: "runs: the testbed's printenv prints HOSTNAME (the pod name) and exits 1 (no KUBERNETES_PORT offline); OnFailure restarts it after the 10 s back-off: --timeout 14s (124), restartCount 1, last exit 1",
+			why: "runs: the testbed's printenv prints HOSTNAME (the pod name) and exits 1 (no KUBERNETES_PORT offline); OnFailure restarts it at once and again after the 10 s back-off (the kubelet's doBackOff): --timeout 14s (124), restartCount ≥ 1, last exit 1",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				if n := strings.Count(out, "command-demo\n"); n < 2 {
-					t.Errorf("command-demo printed %d times, want 2 (one restart)\n%s", n, out)
+					t.Errorf("command-demo printed %d times, want at least 2 (a restart)\n%s", n, out)
 				}
 				cs := rowContainerStatus(t, p, "command-demo-container")
 				if cs.RestartCount < 1 {
@@ -667,7 +667,7 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/image-volumes-subpath.yaml", verdict: "NO", skip: skipNoImage + "quay.io/crio/artifact:v2 (an OCI artifact for an image volume)"},
 		{path: "pods/image-volumes.yaml", verdict: "NO", skip: skipNoImage + "quay.io/crio/artifact:v2 (an OCI artifact for an image volume)"},
 		{path: "pods/init-containers.yaml", verdict: "NEG", flags: timedOutFlags("45s"), slow: true,
-			why: "offline the init container's wget fails; Always retries it after the 10 s back-off and nginx never starts: --timeout 45s (124; wget waits for DNS first), Pending, init restartCount 1, nginx waiting PodInitializing",
+			why: "offline the init container's wget fails; Always retries it (with back-off) and nginx never starts: --timeout 45s (124; wget waits for DNS first), Pending, init restartCount ≥ 1, nginx waiting PodInitializing",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				if p.Status.Phase != v1.PodPending {
 					t.Errorf("phase %s, want Pending", p.Status.Phase)
@@ -759,8 +759,10 @@ func conformanceRows() []conformanceRow {
 				}
 			})},
 		{path: "pods/multi-container/ambassador.yaml", verdict: "NO", skip: skipNoImage + "docker.io/alpine/socat; it forwards to external-db.example.com"},
-		{path: "pods/multi-container/localhost.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "8s"},
-			why: "the sidecar starts first and fetches http://localhost:80 from the nginx stand-in in the shared network namespace every 5 s: --timeout 8s (124), its output holds the page's first lines",
+		{path: "pods/multi-container/localhost.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "13s"},
+			// The sidecar's first fetch comes before web has started;
+			// 13 s leave room for two more on a loaded machine.
+			why: "the sidecar starts first and fetches http://localhost:80 from the nginx stand-in in the shared network namespace every 5 s: --timeout 13s (124), its output holds the page's first lines",
 			check: func(c *conformanceCase) {
 				t := c.t
 				r := c.run()
