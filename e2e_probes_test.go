@@ -260,7 +260,9 @@ spec:
 	if code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if d := time.Since(start); d < 1500*time.Millisecond || d > 5*time.Second {
+	// About the grace period: not the 30 s default, nor cut short (a
+	// loaded machine adds a few seconds of sandbox teardown).
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
 		t.Errorf("teardown took %s after Killing, want about the 2 s grace period", d)
 	}
 }
