@@ -5,6 +5,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +239,72 @@ spec:
 	i, j := strings.Index(r.stdout, "in-prestop"), strings.Index(r.stdout, "got-term")
 	if i < 0 || j < 0 || i > j {
 		t.Errorf("want in-prestop before got-term\n%s", r)
+	}
+}
+
+// TestE2EHookPreStopOnDown: `podrun down` of a detached pod runs the
+// preStop hooks (from what the runtime recorded of the containers) before
+// SIGTERM, and stops the sidecar after the main container, as a kubelet
+// deleting the pod does. The containers write to a host directory, which
+// outlives the pod.
+func TestE2EHookPreStopOnDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	out := t.TempDir()
+	name := "e2e-hook-down-" + randomSuffix(t)
+	m := manifest(t, "pod.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 10
+  volumes:
+  - name: out
+    hostPath: {path: %s, type: Directory}
+  initContainers:
+  - name: side
+    image: busybox:1.28
+    restartPolicy: Always
+    command: ["sh", "-c", "trap 'echo term-side >> /out/log; exit 0' TERM; while true; do sleep 0.2; done"]
+    volumeMounts: [{name: out, mountPath: /out}]
+    lifecycle:
+      preStop:
+        exec: {command: ["sh", "-c", "echo prestop-side >> /out/log"]}
+  containers:
+  - name: main
+    image: busybox:1.28
+    command: ["sh", "-c", "trap 'sleep 1; echo term-main >> /out/log; exit 0' TERM; while true; do sleep 0.2; done"]
+    volumeMounts: [{name: out, mountPath: /out}]
+    lifecycle:
+      preStop:
+        exec: {command: ["sh", "-c", "echo prestop-main >> /out/log"]}
+`, name, out))
+	e.downOnCleanup(name)
+	r := e.runPodrun([]string{"-d", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	expectCode(t, r, 0)
+	d := e.runPodrun([]string{"down", name}, "")
+	expectCode(t, d, 0)
+	b, err := os.ReadFile(filepath.Join(out, "log"))
+	if err != nil {
+		t.Fatalf("the containers wrote nothing: %v\n%s", err, d)
+	}
+	log := string(b)
+	at := func(s string) int {
+		i := strings.Index(log, s)
+		if i < 0 {
+			t.Fatalf("no %s in the log:\n%s\npodrun down:\n%s", s, log, d)
+		}
+		return i
+	}
+	if at("prestop-main") > at("term-main") || at("prestop-side") > at("term-side") {
+		t.Errorf("a container got SIGTERM before its preStop hook ran:\n%s", log)
+	}
+	if at("term-main") > at("term-side") {
+		t.Errorf("the sidecar was stopped before the main container:\n%s", log)
+	}
+	if !strings.Contains(d.stderr, "Killing: Stopping container main") {
+		t.Errorf("podrun down printed no Killing event for main:\n%s", d)
 	}
 }
 

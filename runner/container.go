@@ -112,6 +112,16 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 			a[annotationContainerPorts] = string(b)
 		}
 	}
+	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+		if b, err := json.Marshal(c.Lifecycle.PreStop); err == nil {
+			a[annotationPreStopHandler] = string(b)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && isSidecar(ic) {
+			a[AnnotationSidecar] = strconv.Itoa(i)
+		}
+	}
 	return a
 }
 

@@ -168,14 +168,21 @@ func (p *podRun) podIP() string {
 // or sleep. It returns the kubelet's failure message with the error.
 func (p *podRun) runHook(ctx context.Context, id string, c *v1.Container, h *v1.LifecycleHandler) (string, error) {
 	podName := fmt.Sprintf("%s_%s(%s)", p.pod.Name, p.pod.Namespace, p.uid)
+	return runHandler(ctx, p.r.rt, id, c, h, podName, p.podIP())
+}
+
+// runHandler is runHook for the container id of the pod podName (the
+// kubelet's NAME_NAMESPACE(UID), for messages), whose IP an httpGet
+// without a host goes to.
+func runHandler(ctx context.Context, rt execer, id string, c *v1.Container, h *v1.LifecycleHandler, podName, podIP string) (string, error) {
 	switch {
 	case h.Exec != nil:
-		out, err := execHook(ctx, p.r.rt, id, h.Exec.Command)
+		out, err := execHook(ctx, rt, id, h.Exec.Command)
 		if err != nil {
 			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, podName, err, out), err
 		}
 	case h.HTTPGet != nil:
-		if err := httpHook(ctx, h.HTTPGet, c, p.podIP()); err != nil {
+		if err := httpHook(ctx, h.HTTPGet, c, podIP); err != nil {
 			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podName, err), err
 		}
 	case h.Sleep != nil:

@@ -21,6 +21,10 @@ const (
 	annotationTerminationMessagePolicy  = "io.kubernetes.container.terminationMessagePolicy"
 	annotationPodTerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
 	annotationContainerPorts            = "io.kubernetes.container.ports"
+	// annotationPreStopHandler is the container's preStop hook as JSON, as
+	// the kubelet records it, so that a stop without the pod's spec
+	// (`podrun down`) still runs it.
+	annotationPreStopHandler = "io.kubernetes.container.preStopHandler"
 )
 
 // Labels that identify what podrun created, which run created it and which
@@ -40,6 +44,11 @@ const (
 	// AnnotationCgroupParent records the pod's cgroup (the sandbox's
 	// CgroupParent), so that `podrun down` and reclaiming remove it.
 	AnnotationCgroupParent = "io.podrun.cgroup-parent"
+	// AnnotationSidecar marks a restartable init container (a sidecar)
+	// with its index among the pod's init containers, so that `podrun
+	// down` stops the sidecars after the regular containers, in reverse
+	// order, as the kubelet does.
+	AnnotationSidecar = "io.podrun.sidecar"
 )
 
 // Owner identifies a podrun process.

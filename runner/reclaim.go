@@ -245,50 +245,6 @@ func matchPod(arg string, info PodInfo) bool {
 	return arg == info.Name || arg == info.UID
 }
 
-// Down tears down podrun pods fully: containers stopped with their pod's
-// termination grace period, sandboxes stopped and removed, data and log
-// dirs removed. With all, every podrun pod; otherwise the named ones, each
-// of which must exist.
-func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
-	sbs, err := listManaged(ctx, rt)
-	if err != nil {
-		return err
-	}
-	infos := podInfos(sbs)
-	var errs []error
-	want := map[string]bool{}
-	for _, a := range args {
-		found := false
-		for _, info := range infos {
-			if matchPod(a, info) {
-				want[info.SandboxID], found = true, true
-			}
-		}
-		if !found {
-			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
-		}
-	}
-	var removed []*runtimeapi.PodSandbox
-	for _, sb := range sbs {
-		if !all && !want[sb.Id] {
-			continue
-		}
-		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
-		if g, err := parseInt64(sb.Annotations[annotationPodTerminationGracePeriod]); err == nil {
-			grace = g
-		}
-		progressf("pod/%s: Killing: stopping pod %s/%s", sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodName])
-		if err := removeSandbox(ctx, rt, sb, max(grace, 2)); err != nil {
-			errs = append(errs, err)
-		}
-		removed = append(removed, sb)
-	}
-	if err := removeCgroups(removed); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
 func parseInt64(s string) (int64, error) {
 	var v int64
 	_, err := fmt.Sscan(s, &v)

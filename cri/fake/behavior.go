@@ -37,6 +37,9 @@ type Behavior struct {
 	// Exec answers ExecSync in the container. nil: every command exits 0
 	// with no output.
 	Exec func(cmd []string) ExecResult
+	// OnStop, if set, is told of each StopContainer of the running
+	// container, with the request's timeout, before the stop is done.
+	OnStop func(timeout int64)
 }
 
 // LogLine is one line a container writes.

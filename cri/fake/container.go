@@ -275,6 +275,15 @@ func (r *runtimeServer) StopContainer(ctx context.Context, req *runtimeapi.StopC
 		return &runtimeapi.StopContainerResponse{}, nil
 	}
 	b := c.behavior
+	if b.OnStop != nil {
+		s.mu.Unlock()
+		b.OnStop(req.GetTimeout())
+		s.mu.Lock()
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			s.mu.Unlock()
+			return &runtimeapi.StopContainerResponse{}, nil
+		}
+	}
 	switch {
 	case req.GetTimeout() <= 0:
 		s.exit(c, exitKilled, "")

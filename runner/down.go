@@ -1,0 +1,216 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// `podrun down`: the stop of a pod whose podrun has returned (--detach),
+// from what the runtime records, as the kubelet kills a pod whose spec it
+// no longer has (kuberuntime_container.go killContainersWithSyncResult,
+// restoreSpecsFromContainerLabels, and the sidecar termination ordering of
+// termination_ordering.go).
+
+// downContainer is a running container as `podrun down` sees it: restored
+// from its labels and annotations.
+type downContainer struct {
+	ID      string
+	Name    string
+	PreStop *v1.LifecycleHandler
+	Ports   []v1.ContainerPort
+	// Sidecar is the container's index among the init containers when it
+	// is a sidecar, else -1.
+	Sidecar int
+}
+
+// restoreContainer reads what `podrun down` needs of a container from its
+// labels and annotations (containerAnnotations). An annotation that does
+// not parse is left out (no hook, no ports), as the kubelet does.
+func restoreContainer(c *runtimeapi.Container) downContainer {
+	d := downContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
+	if d.Name == "" && c.Metadata != nil {
+		d.Name = c.Metadata.Name
+	}
+	if s := c.Annotations[annotationPreStopHandler]; s != "" {
+		var h v1.LifecycleHandler
+		if json.Unmarshal([]byte(s), &h) == nil {
+			d.PreStop = &h
+		}
+	}
+	if s := c.Annotations[annotationContainerPorts]; s != "" {
+		_ = json.Unmarshal([]byte(s), &d.Ports)
+	}
+	if s, ok := c.Annotations[AnnotationSidecar]; ok {
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
+			d.Sidecar = i
+		}
+	}
+	return d
+}
+
+// stopTurns says, for each container of cs (by index), which others must
+// have stopped before it is: none for a regular container; for a sidecar,
+// every regular container and every sidecar declared after it — the
+// kubelet's termination ordering, which stops sidecars after the main
+// containers, in reverse order.
+func stopTurns(cs []downContainer) [][]int {
+	turns := make([][]int, len(cs))
+	for i, c := range cs {
+		if c.Sidecar < 0 {
+			continue
+		}
+		for j, o := range cs {
+			if j != i && (o.Sidecar < 0 || o.Sidecar > c.Sidecar) {
+				turns[i] = append(turns[i], j)
+			}
+		}
+	}
+	return turns
+}
+
+// stopForDown stops the running containers of a sandbox as the kubelet
+// stops a pod: all at once, each with its preStop hook first (run for at
+// most the grace period, which it consumes), the sidecars then waiting for
+// their turn (stopTurns, also consuming the grace period), and CRI
+// StopContainer with what is left of it, at least 2 s.
+func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, progressf func(string, ...any)) error {
+	var cs []downContainer
+	for _, c := range ctrs {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			cs = append(cs, restoreContainer(c))
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	if len(cs) == 0 {
+		return nil
+	}
+	name, ns, uid := sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodUID]
+	podName := fmt.Sprintf("%s_%s(%s)", name, ns, uid)
+	podIP := ""
+	if st, err := rt.PodSandboxStatus(ctx, sb.Id, false); err == nil && st.GetStatus().GetNetwork() != nil {
+		podIP = st.GetStatus().GetNetwork().GetIp()
+	}
+	if podIP == "" {
+		// A host-network pod: its servers answer on the node.
+		podIP = "127.0.0.1"
+	}
+	turns := stopTurns(cs)
+	stopped := make([]chan struct{}, len(cs))
+	for i := range stopped {
+		stopped[i] = make(chan struct{})
+	}
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() {
+			defer close(stopped[i])
+			left := grace
+			progressf("pod/%s: Killing: Stopping container %s", name, c.Name)
+			if c.PreStop != nil && left > 0 {
+				left -= runPreStopForDown(ctx, rt, c, left, podName, podIP, func(format string, a ...any) {
+					progressf("pod/%s: "+format, append([]any{name}, a...)...)
+				})
+			}
+			if len(turns[i]) > 0 && left > 0 {
+				start := time.Now()
+				wait := time.NewTimer(time.Duration(left) * time.Second)
+				for _, j := range turns[i] {
+					select {
+					case <-stopped[j]:
+					case <-wait.C:
+					}
+				}
+				wait.Stop()
+				left -= int64(time.Since(start) / time.Second)
+			}
+			if err := rt.StopContainer(ctx, c.ID, max(left, minimumGracePeriodSeconds)); err != nil {
+				errs[i] = fmt.Errorf("stopping container %s: %w", c.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runPreStopForDown runs a restored preStop hook for at most grace seconds
+// and returns the whole seconds it took; a failure is reported and the
+// stop goes on.
+func runPreStopForDown(ctx context.Context, rt Runtime, c downContainer, grace int64, podName, podIP string, eventf func(string, ...any)) int64 {
+	start := time.Now()
+	hctx, cancel := context.WithTimeout(ctx, time.Duration(grace)*time.Second)
+	defer cancel()
+	spec := &v1.Container{Name: c.Name, Ports: c.Ports}
+	if _, err := runHandler(hctx, rt, c.ID, spec, c.PreStop, podName, podIP); err != nil {
+		if hctx.Err() != nil {
+			eventf("Warning: PreStop hook of container %s did not complete in the grace period (%ds)", c.Name, grace)
+		} else {
+			eventf("FailedPreStopHook: PreStopHook failed")
+		}
+	}
+	return int64(time.Since(start) / time.Second)
+}
+
+// Down tears down podrun pods fully: containers stopped with their preStop
+// hooks and their pod's termination grace period (stopForDown), sandboxes
+// stopped and removed, data and log dirs removed. With all, every podrun
+// pod; otherwise the named ones, each of which must exist.
+func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
+	sbs, err := listManaged(ctx, rt)
+	if err != nil {
+		return err
+	}
+	infos := podInfos(sbs)
+	var errs []error
+	want := map[string]bool{}
+	for _, a := range args {
+		found := false
+		for _, info := range infos {
+			if matchPod(a, info) {
+				want[info.SandboxID], found = true, true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
+		}
+	}
+	var chosen []*runtimeapi.PodSandbox
+	for _, sb := range sbs {
+		if all || want[sb.Id] {
+			chosen = append(chosen, sb)
+		}
+	}
+	// Pods are stopped at once, as a kubelet's pod workers stop them.
+	downErrs := make([]error, len(chosen))
+	var wg sync.WaitGroup
+	for i, sb := range chosen {
+		wg.Go(func() {
+			grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+			if g, err := parseInt64(sb.Annotations[annotationPodTerminationGracePeriod]); err == nil {
+				grace = g
+			}
+			progressf("pod/%s: Killing: stopping pod %s/%s", sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodName])
+			ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
+			if err == nil {
+				err = stopForDown(ctx, rt, sb, ctrs, grace, progressf)
+			}
+			if rerr := removeSandbox(ctx, rt, sb, 0); rerr != nil || err != nil {
+				downErrs[i] = errors.Join(err, rerr)
+			}
+		})
+	}
+	wg.Wait()
+	errs = append(errs, downErrs...)
+	if err := removeCgroups(chosen); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
