@@ -23,6 +23,7 @@
 //	exitcode.go   exitCode: podrun's exit status from the outcome
 //	probe.go      probeWorker: when to probe and what result to publish
 //	hooks.go      killGracePeriod: the grace period of a kill (preStop, postStart)
+//	down.go       stopTurns: the order `podrun down` stops a pod's containers in
 //
 // Effects are thin and sit next to the decision they carry out
 // (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go;
