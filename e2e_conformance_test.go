@@ -981,7 +981,7 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/storage/pv-pod.yaml", verdict: "NO", skip: skipPVC},
 		{path: "pods/storage/redis.yaml", verdict: "NO", skip: skipRedis},
 		{path: "pods/user-namespaces-stateless.yaml", verdict: "YES",
-			why: "YES if userns is supported (containerd 2, runc >= 1.2, kernel with idmapped mounts); exec: /proc/self/uid_map is not the identity map; else (the testbed's runc 1.1) refused: 125, nothing created",
+			why: "YES if userns is supported (containerd 2, runc >= 1.2, kernel with idmapped mounts); exec: /proc/self/uid_map is not the identity map; else (runc 1.1, the debian flavor of the testbed) refused: 125, nothing created",
 			check: usernsRow(execRow("userns", "shell", "cat /proc/self/uid_map", func(t *testing.T, out string) {
 				f := strings.Fields(out)
 				if len(f) < 3 || (f[0] == "0" && f[1] == "0") {

@@ -2,7 +2,7 @@
 # hack/testbed.sh up|down [--purge]|env
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
-# plugin, Debian's runc with cgroupfs, a bridge CNI network (Debian's CNI
+# plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
 # plugins), and two local TLS registries (docker-registry from Debian)
 # holding busybox-based stand-ins for the images Kubernetes-docs manifests
 # use.
@@ -22,11 +22,16 @@
 #       v2      containerd $CONTAINERD_V2_VERSION (pinned below) and its
 #               containerd-shim-runc-v2, built with `go install` from the Go
 #               module proxy into $DIR/opt/containerd-<version>/bin (once per
-#               version: a few minutes cold, skipped when already built).
+#               version: a few minutes cold, skipped when already built),
+#               and runc $RUNC_VERSION the same way (with seccomp, against
+#               Debian's libseccomp-dev) into $DIR/opt/runc-<version>/bin:
+#               Debian's runc 1.1 has no idmapped mounts, so containerd
+#               would report no user namespace support (hostUsers: false).
 #               Root, state and shim sockets under $DIR/v2. Has CRI
 #               GetContainerEvents.
-#       debian  Debian's containerd 1.6 (apt). Root and state under $DIR.
-#               No GetContainerEvents; shim sockets in /run/containerd/s.
+#       debian  Debian's containerd 1.6 and runc 1.1 (apt). Root and state
+#               under $DIR. No GetContainerEvents, no user namespaces;
+#               shim sockets in /run/containerd/s.
 #     Switching a running testbed needs `down` first: while one flavor
 #     runs, `up` keeps it if this is unset and refuses if it names another.
 #   PODRUN_TESTBED_MIRROR_PORT   mirror registry port (35443)
@@ -74,6 +79,9 @@ FLAVOR=${PODRUN_TESTBED_CONTAINERD:-v2}
 # (`go list -m -versions github.com/containerd/containerd/v2`). A new pin
 # builds into a new directory; switch with `down` then `up`.
 CONTAINERD_V2_VERSION=v2.4.2
+# The last 1.3 release (`go list -m -versions github.com/opencontainers/runc`):
+# idmapped mounts for user namespaces, and cgroup v1 as these machines have.
+RUNC_VERSION=v1.3.6
 CNI_BIN_DIR=/usr/lib/cni
 SOCK=$DIR/run/containerd.sock
 ENDPOINT=unix://$SOCK
@@ -92,6 +100,7 @@ set_flavor() {
   case $FLAVOR in
   debian)
     CONTAINERD=/usr/bin/containerd
+    RUNC=/usr/sbin/runc
     CTR_ROOT=$DIR/root
     CTR_STATE=$DIR/state
     ;;
@@ -99,6 +108,7 @@ set_flavor() {
     V2_OPT=$DIR/opt/containerd-$CONTAINERD_V2_VERSION
     CONTAINERD=$V2_OPT/bin/containerd
     SHIM=$V2_OPT/bin/containerd-shim-runc-v2
+    RUNC=$DIR/opt/runc-$RUNC_VERSION/bin/runc
     # Not $DIR/root and $DIR/state: containerd 1.6 must not meet a
     # database v2 has migrated when a testbed switches back.
     CTR_ROOT=$DIR/v2/root
@@ -116,6 +126,9 @@ set_flavor "$FLAVOR"
 # Debian packages the testbed needs, each with a file that proves it is there.
 PACKAGES=(
   runc:/usr/sbin/runc
+  gcc:/usr/bin/gcc
+  pkg-config:/usr/bin/pkg-config
+  libseccomp-dev:/usr/include/seccomp.h
   containernetworking-plugins:/usr/lib/cni/bridge
   docker-registry:/usr/bin/docker-registry
   skopeo:/usr/bin/skopeo
@@ -293,6 +306,26 @@ build_containerd_v2() {
   [[ -x $CONTAINERD && -x $SHIM ]] || die "go install did not produce $CONTAINERD and $SHIM"
   echo "$CONTAINERD_V2_VERSION" >"$bin/built"
   log "built containerd $CONTAINERD_V2_VERSION in $((SECONDS - t0))s"
+}
+
+build_runc() {
+  # runc for the v2 flavor from the Go module proxy, once per pinned
+  # version, as upstream builds it: cgo with libseccomp ("seccomp" tag),
+  # so that RuntimeDefault and Localhost seccomp profiles work.
+  [[ $FLAVOR == v2 ]] || return 0
+  local bin t0=$SECONDS
+  bin=$(dirname "$RUNC")
+  if [[ -x $RUNC && -f $bin/built ]]; then
+    return 0
+  fi
+  log "building runc $RUNC_VERSION with go install"
+  mkdir -p "$bin"
+  (cd / && GOBIN=$bin CGO_ENABLED=1 GOFLAGS=-buildvcs=false go install -tags seccomp \
+    "github.com/opencontainers/runc@$RUNC_VERSION") ||
+    die "go install of runc $RUNC_VERSION failed"
+  "$RUNC" features | grep -q '"idmap"' || die "runc $RUNC_VERSION reports no idmapped mounts"
+  echo "$RUNC_VERSION" >"$bin/built"
+  log "built runc $RUNC_VERSION in $((SECONDS - t0))s"
 }
 
 # -------------------------------------------------------------------- tls --
@@ -767,7 +800,7 @@ disabled_plugins = [
         runtime_path = "$SHIM"
 
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          BinaryName = "/usr/sbin/runc"
+          BinaryName = "$RUNC"
           # cgroupfs: PID 1 is not systemd here.
           SystemdCgroup = false
           # runc state, otherwise /run/containerd/runc.
@@ -894,6 +927,7 @@ cmd_up() {
   if [[ $FLAVOR == v2 ]]; then mkdir -p "$DIR"/v2/{tmp,cdi}; fi
   build_tools
   build_containerd_v2
+  build_runc
   make_tls
   write_registry_configs
   start_registries
