@@ -251,3 +251,45 @@ spec:
 	}
 	expectCgroupGone(t, strings.TrimPrefix(root, "/"))
 }
+
+// TestE2ECgroupReclaimedWithoutSandbox: a podrun killed after making a pod's
+// data dir and cgroup, before its sandbox, leaves a cgroup no sandbox
+// names. The next run reclaims the data dir (its owner is gone) and, from
+// the owner record, the cgroup too. The leftovers are made by hand as that
+// podrun would have left them.
+func TestE2ECgroupReclaimedWithoutSandbox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	uid := "e2e-reclaim-cg-" + randomSuffix(t)
+	rel := "podrun/besteffort/pod" + uid
+	for _, ctl := range []string{"cpu", "memory"} {
+		if err := os.MkdirAll(filepath.Join(cgroupV1, ctl, rel), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, ctl := range []string{"cpu", "memory"} {
+			os.Remove(filepath.Join(cgroupV1, ctl, rel))
+		}
+	})
+	dead := 0
+	for pid := 4194000; pid > 1000; pid-- {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			dead = pid
+			break
+		}
+	}
+	dir := filepath.Join(e.root, "pods", uid)
+	if err := os.MkdirAll(filepath.Join(dir, "volumes"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	record := fmt.Sprintf(`{"RunID":"dead","PID":%d,"PIDStart":1,"namespace":"default","name":"gone","cgroup":"/%s"}`, dead, rel)
+	if err := os.WriteFile(filepath.Join(dir, "podrun-owner.json"), []byte(record), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	expectCode(t, e.runPodrun([]string{"-q", "-f", testdata("exit0.yaml")}, ""), 0)
+	expectCgroupGone(t, rel)
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the dead podrun's data dir %s is left", dir)
+	}
+}

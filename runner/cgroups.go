@@ -489,7 +489,7 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	const attempts = 10
 	qos := qosClass(pod)
-	name := podCgroupName(pod, qos, h.root, h.driver)
+	name := h.podCgroupName(pod)
 	h.parents.Lock()
 	defer h.parents.Unlock()
 	var err error
@@ -500,6 +500,11 @@ func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error
 		clear(h.ready)
 	}
 	return name, err
+}
+
+// podCgroupName is the name of the pod's cgroup on this host.
+func (h *cgroupHost) podCgroupName(pod *v1.Pod) string {
+	return podCgroupName(pod, qosClass(pod), h.root, h.driver)
 }
 
 // ensurePodCgroupOnce is one attempt of ensurePodCgroup (h.parents held).

@@ -31,6 +31,10 @@ type ownerRecord struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	LogDir    string `json:"logDir"`
+	// Cgroup is the pod cgroup the run makes right after the data dir, so
+	// that reclaiming the dir of a podrun killed before its sandbox existed
+	// (whose annotation would name it) still removes the cgroup.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // makePodDataDirs creates <root>/pods/<uid>/{volumes,plugins,containers}

@@ -116,8 +116,8 @@ func removeCgroups(removed []*runtimeapi.PodSandbox) error {
 	return errors.Join(errs...)
 }
 
-// reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs)
-// whose owner is gone, and half-made ones that are stale.
+// reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
+// and pod cgroups) whose owner is gone, and half-made ones that are stale.
 func reclaimDataDirs(rootDir string) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
@@ -148,6 +148,11 @@ func reclaimDataDirs(rootDir string) error {
 		}
 		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
 			errs = append(errs, removeDirSafely(rec.LogDir))
+		}
+		if rec.Cgroup != "" {
+			// Its sandboxes are gone (reclaim removed them first), or it
+			// never had one: the owner died before creating it.
+			errs = append(errs, removeCgroupOfSandbox(rec.Cgroup))
 		}
 		errs = append(errs, removeDirSafely(dir))
 	}

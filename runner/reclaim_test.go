@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestReclaimable(t *testing.T) {
@@ -149,5 +152,50 @@ func TestReclaimDataDirs(t *testing.T) {
 func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
 	if err := reclaimDataDirs(t.TempDir()); err != nil {
 		t.Errorf("reclaimDataDirs of an empty root = %v", err)
+	}
+}
+
+// TestReclaimDataDirsRemovesTheCgroup: a podrun killed after making a pod's
+// data dir and cgroup but before its sandbox leaves a cgroup no sandbox
+// names; reclaiming the dir removes it (and the parents it emptied), while
+// a live owner's stays.
+func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
+	fsRoot := fakeCgroupFS(t, false, false)
+	h, err := newCgroupHost(DefaultCgroupRoot, CgroupDriverCgroupfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.v2 = false
+	me, err := NewOwner(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := Owner{RunID: "dead", PID: deadPID(t), PIDStart: 1}
+	root := t.TempDir()
+	mk := func(uid string, o Owner) string {
+		t.Helper()
+		p := cgPod("-/-/-/-")
+		p.UID = types.UID(uid)
+		if _, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, Cgroup: h.podCgroupName(p)}); err != nil {
+			t.Fatal(err)
+		}
+		name, err := h.ensurePodCgroup(p, []*v1.Pod{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(fsRoot, "cpu", name)
+	}
+	deadCg, liveCg := mk("dead-uid", dead), mk("live-uid", me)
+	if err := reclaimDataDirs(root); err != nil {
+		t.Fatalf("reclaimDataDirs: %v", err)
+	}
+	if _, err := os.Stat(deadCg); err == nil {
+		t.Errorf("the dead owner's pod cgroup %s is left", deadCg)
+	}
+	if _, err := os.Stat(liveCg); err != nil {
+		t.Errorf("the live owner's pod cgroup: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pods", "dead-uid")); err == nil {
+		t.Errorf("the dead owner's data dir is left")
 	}
 }

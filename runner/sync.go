@@ -195,23 +195,30 @@ func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 	return true
 }
 
-// setUp creates the pod's cgroup and data dir.
+// setUp creates the pod's data dir and cgroup. The kubelet's SyncPod makes
+// the pod cgroup (step 7) before the data dirs; podrun makes the data dir
+// first, with the cgroup's name in its owner record, so that a podrun
+// killed between the two leaves nothing a later run cannot reclaim.
 func (p *podRun) setUp() error {
-	// The kubelet's SyncPod makes the pod cgroup (step 7) before the data dirs.
-	if h := p.r.cgroups; h != nil {
+	h := p.r.cgroups
+	cgroup := ""
+	if h != nil {
+		cgroup = h.podCgroupName(p.pod)
+	}
+	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
+		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir, Cgroup: cgroup,
+	})
+	if err != nil {
+		return err
+	}
+	p.dataDir = dir
+	if h != nil {
 		cg, err := h.ensurePodCgroup(p.pod, p.r.pods)
 		p.cgroup = cg // removed at teardown, even when made in part
 		if err != nil {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
 		}
 	}
-	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
-		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir,
-	})
-	if err != nil {
-		return err
-	}
-	p.dataDir = dir
 	p.startTime = p.r.now()
 	// The volume manager mounts the pod's volumes before SyncPod runs.
 	if err := p.setUpVolumes(); err != nil {

@@ -41,15 +41,17 @@ func (p *podRun) teardown() error {
 			errs = append(errs, err)
 		}
 	}
-	if p.dataDir != "" {
-		if err := removeDirSafely(p.dataDir); err != nil {
+	// The pod cgroup once the runtime has removed the sandbox and its
+	// containers' cgroups, as the kubelet's SyncTerminatedPod releases it;
+	// before the data dir, whose owner record names it for a later run to
+	// reclaim should this one die in between.
+	if p.cgroup != "" {
+		if err := p.r.cgroups.removePodCgroup(p.cgroup); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	// The pod cgroup last, as the kubelet's SyncTerminatedPod releases it:
-	// the runtime has removed the sandbox and its containers' cgroups.
-	if p.cgroup != "" {
-		if err := p.r.cgroups.removePodCgroup(p.cgroup); err != nil {
+	if p.dataDir != "" {
+		if err := removeDirSafely(p.dataDir); err != nil {
 			errs = append(errs, err)
 		}
 	}
