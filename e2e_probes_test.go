@@ -229,7 +229,10 @@ spec:
   containers:
   - name: c
     image: busybox:1.28
-    command: ["sh", "-c", "trap 'echo got-term; exit 0' TERM; echo up; while true; do sleep 0.2; done"]
+    command: ["sh", "-c", "trap 'echo got-term; exit 0' TERM; touch /tmp/trapped; echo up; while true; do sleep 0.2; done"]
+    readinessProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
     lifecycle:
       preStop:
         exec: {command: ["sh", "-c", "echo in-prestop > /proc/1/fd/1; sleep 1"]}
@@ -266,7 +269,10 @@ spec:
   - name: side
     image: busybox:1.28
     restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo term-side >> /out/log; exit 0' TERM; while true; do sleep 0.2; done"]
+    command: ["sh", "-c", "trap 'echo term-side >> /out/log; exit 0' TERM; touch /tmp/trapped; while true; do sleep 0.2; done"]
+    readinessProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
     volumeMounts: [{name: out, mountPath: /out}]
     lifecycle:
       preStop:
@@ -274,7 +280,10 @@ spec:
   containers:
   - name: main
     image: busybox:1.28
-    command: ["sh", "-c", "trap 'sleep 1; echo term-main >> /out/log; exit 0' TERM; while true; do sleep 0.2; done"]
+    command: ["sh", "-c", "trap 'sleep 1; echo term-main >> /out/log; exit 0' TERM; touch /tmp/trapped; while true; do sleep 0.2; done"]
+    readinessProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
     volumeMounts: [{name: out, mountPath: /out}]
     lifecycle:
       preStop:
@@ -321,7 +330,12 @@ spec:
   containers:
   - name: c
     image: busybox:1.28
-    command: ["sh", "-c", "trap '' TERM; echo up; while true; do sleep 0.2; done"]
+    command: ["sh", "-c", "trap '' TERM; touch /tmp/trapped; echo up; while true; do sleep 0.2; done"]
+    # Ready once the trap is set: a loaded machine may otherwise deliver
+    # SIGTERM before it, and the shell dies at once.
+    readinessProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
 `)
 	p := e.startPodrun([]string{"--wait", "ready", "-f", m}, "")
 	p.waitStderr("Killing", 60*time.Second)

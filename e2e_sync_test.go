@@ -244,13 +244,21 @@ spec:
   - name: side1
     image: busybox:1.28
     restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo side1 stopping; cat /d/stopped; echo side1 last line; exit 42' TERM; echo side1 up; while true; do sleep 0.1; done"]
+    command: ["sh", "-c", "trap 'echo side1 stopping; cat /d/stopped; echo side1 last line; exit 42' TERM; touch /tmp/trapped; echo side1 up; while true; do sleep 0.1; done"]
     volumeMounts: [{name: d, mountPath: /d}]
+    # Started once the trap is set (the next container waits for that).
+    startupProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
   - name: side2
     image: busybox:1.28
     restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo side2 >> /d/stopped; echo side2 last line; exit 43' TERM; echo side2 up; while true; do sleep 0.1; done"]
+    command: ["sh", "-c", "trap 'echo side2 >> /d/stopped; echo side2 last line; exit 43' TERM; touch /tmp/trapped; echo side2 up; while true; do sleep 0.1; done"]
     volumeMounts: [{name: d, mountPath: /d}]
+    # Started once the trap is set (the next container waits for that).
+    startupProbe:
+      exec: {command: ["cat", "/tmp/trapped"]}
+      periodSeconds: 1
   containers:
   - name: main
     image: busybox:1.28

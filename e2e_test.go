@@ -1252,7 +1252,7 @@ func TestE2ESignalSecondSIGINTForces(t *testing.T) {
 	// Ignores SIGTERM; a 30 s grace period.
 	m := manifest(t, "pod.yaml", podManifest("e2e-sigforce", "Never", "busybox:1.28", 30, "trap '' TERM; echo ignoring-term; while true; do sleep 1; done"))
 	p := e.startPodrun([]string{"-f", m}, "")
-	p.waitStderr("Started", 60*time.Second)
+	p.waitStdout("ignoring-term", 60*time.Second) // the trap is set
 	p.signal(syscall.SIGINT)
 	sent := time.Now()
 	p.waitStderr("Killing", 10*time.Second) // teardown has begun and waits on the grace period
