@@ -352,7 +352,9 @@ func TestE2ESyncCrashLoopBackOffInJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	m := manifest(t, "pod.yaml", podManifest("e2e-sync-crashloop", "OnFailure", "busybox:1.28", 2, "echo crashing; exit 1"))
-	r := e.runPodrun([]string{"--timeout", "5s", "-o", "json", "-f", m}, "")
+	// 9 s: room for both runs on a loaded machine, and still inside the
+	// 10 s back-off that follows the second.
+	r := e.runPodrun([]string{"--timeout", "9s", "-o", "json", "-f", m}, "")
 	expectCode(t, r, 124)
 	p := parsePod(t, r.stdout)
 	s := p.Status.ContainerStatuses[0]
