@@ -529,7 +529,8 @@ func (h *cgroupHost) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.Pod
 		if h.ready[p.name] {
 			continue
 		}
-		if err := h.ensure(p.name, p.rc, false); err != nil {
+		// Made bare here; its resources are set below, once pinned.
+		if err := h.ensure(p.name, podResources{}, false); err != nil {
 			return err
 		}
 		pending = append(pending, p)
