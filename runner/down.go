@@ -94,7 +94,7 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 		return nil
 	}
 	name, ns, uid := sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodUID]
-	podName := fmt.Sprintf("%s_%s(%s)", name, ns, uid)
+	podName := formatPod(name, ns, uid)
 	podIP := ""
 	if st, err := rt.PodSandboxStatus(ctx, sb.Id, false); err == nil && st.GetStatus().GetNetwork() != nil {
 		podIP = st.GetStatus().GetNetwork().GetIp()
@@ -116,9 +116,11 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 			left := grace
 			progressf("pod/%s: Killing: Stopping container %s", name, c.Name)
 			if c.PreStop != nil && left > 0 {
-				left -= runPreStopForDown(ctx, rt, c, left, podName, podIP, func(format string, a ...any) {
-					progressf("pod/%s: "+format, append([]any{name}, a...)...)
+				spec := &v1.Container{Name: c.Name, Ports: c.Ports}
+				elapsed, _ := runPreStop(ctx, rt, c.ID, spec, c.PreStop, left, podName, podIP, nil, func(reason, format string, a ...any) {
+					progressf("pod/%s: %s: %s", name, reason, fmt.Sprintf(format, a...))
 				})
+				left -= elapsed
 			}
 			if len(turns[i]) > 0 && left > 0 {
 				start := time.Now()
@@ -139,24 +141,6 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// runPreStopForDown runs a restored preStop hook for at most grace seconds
-// and returns the whole seconds it took; a failure is reported and the
-// stop goes on.
-func runPreStopForDown(ctx context.Context, rt Runtime, c downContainer, grace int64, podName, podIP string, eventf func(string, ...any)) int64 {
-	start := time.Now()
-	hctx, cancel := context.WithTimeout(ctx, time.Duration(grace)*time.Second)
-	defer cancel()
-	spec := &v1.Container{Name: c.Name, Ports: c.Ports}
-	if _, err := runHandler(hctx, rt, c.ID, spec, c.PreStop, podName, podIP); err != nil {
-		if hctx.Err() != nil {
-			eventf("Warning: PreStop hook of container %s did not complete in the grace period (%ds)", c.Name, grace)
-		} else {
-			eventf("FailedPreStopHook: PreStopHook failed")
-		}
-	}
-	return int64(time.Since(start) / time.Second)
 }
 
 // Down tears down podrun pods fully: containers stopped with their preStop

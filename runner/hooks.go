@@ -72,7 +72,7 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 	forced := false
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
 		var elapsed int64
-		elapsed, forced = p.runPreStop(ctx, id, c, grace, force)
+		elapsed, forced = runPreStop(ctx, p.r.rt, id, c, c.Lifecycle.PreStop, grace, p.fullName(), p.podIP(), force, p.event)
 		grace -= elapsed
 	}
 	grace = max(grace, minimumGracePeriodSeconds)
@@ -95,19 +95,21 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 	return nil
 }
 
-// runPreStop runs the preStop hook for at most grace seconds (or until
-// force closes: forced) and returns the whole seconds it took. A hook that
-// fails is reported (FailedPreStopHook) and the stop goes on.
-func (p *podRun) runPreStop(ctx context.Context, id string, c *v1.Container, grace int64, force <-chan struct{}) (elapsed int64, forced bool) {
+// runPreStop runs the preStop hook h of container id (c: its name and
+// ports) for at most grace seconds (or until force closes: forced) and
+// returns the whole seconds it took. A hook that fails is reported
+// (FailedPreStopHook) and the stop goes on. Used by every stop of a run
+// (killContainer) and by `podrun down` (stopForDown).
+func runPreStop(ctx context.Context, rt execer, id string, c *v1.Container, h *v1.LifecycleHandler, grace int64, podName, podIP string, force <-chan struct{}, event func(reason, format string, args ...any)) (elapsed int64, forced bool) {
 	start := time.Now()
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := p.runHook(hctx, id, c, c.Lifecycle.PreStop); err != nil && hctx.Err() == nil {
+		if _, err := runHandler(hctx, rt, id, c, h, podName, podIP); err != nil && hctx.Err() == nil {
 			// The kubelet keeps the hook's message out of the event.
-			p.event("FailedPreStopHook", "PreStopHook failed")
+			event("FailedPreStopHook", "PreStopHook failed")
 		}
 	}()
 	t := time.NewTimer(time.Duration(grace) * time.Second)
@@ -115,7 +117,7 @@ func (p *podRun) runPreStop(ctx context.Context, id string, c *v1.Container, gra
 	select {
 	case <-done:
 	case <-t.C:
-		p.event("Warning", "PreStop hook of container %s did not complete in the grace period (%ds)", c.Name, grace)
+		event("Warning", "PreStop hook of container %s did not complete in the grace period (%ds)", c.Name, grace)
 	case <-force:
 		forced = true
 	}
@@ -167,9 +169,11 @@ func (p *podRun) podIP() string {
 // host (the status code is not checked; only a transport error fails it),
 // or sleep. It returns the kubelet's failure message with the error.
 func (p *podRun) runHook(ctx context.Context, id string, c *v1.Container, h *v1.LifecycleHandler) (string, error) {
-	podName := fmt.Sprintf("%s_%s(%s)", p.pod.Name, p.pod.Namespace, p.uid)
-	return runHandler(ctx, p.r.rt, id, c, h, podName, p.podIP())
+	return runHandler(ctx, p.r.rt, id, c, h, p.fullName(), p.podIP())
 }
+
+// fullName is the pod as the kubelet names it in messages (formatPod).
+func (p *podRun) fullName() string { return formatPod(p.pod.Name, p.pod.Namespace, p.uid) }
 
 // runHandler is runHook for the container id of the pod podName (the
 // kubelet's NAME_NAMESPACE(UID), for messages), whose IP an httpGet

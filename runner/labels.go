@@ -27,6 +27,12 @@ const (
 	annotationPreStopHandler = "io.kubernetes.container.preStopHandler"
 )
 
+// formatPod names a pod as the kubelet's format.Pod does in messages and
+// events: NAME_NAMESPACE(UID).
+func formatPod(name, namespace, uid string) string {
+	return fmt.Sprintf("%s_%s(%s)", name, namespace, uid)
+}
+
 // Labels that identify what podrun created, which run created it and which
 // process owns it. A later run reclaims what belongs to a process that is gone.
 const (

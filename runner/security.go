@@ -97,7 +97,7 @@ func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, u imageUser) error {
 	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
 		return nil
 	}
-	podName := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID) // format.Pod
+	podName := formatPod(pod.Name, pod.Namespace, string(pod.UID))
 	if sc.RunAsUser != nil {
 		if *sc.RunAsUser == 0 {
 			return &configError{fmt.Sprintf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", podName, c.Name)}

@@ -362,9 +362,9 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	if prev != nil && prev.State == stateExited {
 		// The kubelet's doBackOff: the back-off runs from the last exit.
 		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", p.backoff.delay(c.Name), c.Name, p.pod.Name, p.pod.Namespace, p.uid)
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
 			if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
-				p.event("BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, p.pod.Name, p.pod.Namespace, p.uid)
+				p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
 			}
 			p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
 			return false, until, nil
