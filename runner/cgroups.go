@@ -457,6 +457,18 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 		if err := m.Apply(-1); err != nil {
 			return fmt.Errorf("creating cgroup %s: %w", name, err)
 		}
+		if h.driver == CgroupDriverCgroupfs {
+			// Apply skips the hierarchies it has nothing to set in
+			// (devices, with SkipDevices as the kubelet sets it); the
+			// runtime makes the sandbox's cgroup there later. Make the
+			// cgroup in every hierarchy now, so that it holds its
+			// parents in each of them (see ensurePodCgroup).
+			for _, p := range m.GetPaths() {
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					return fmt.Errorf("creating cgroup %s: %w", name, err)
+				}
+			}
+		}
 		h.mu.Lock()
 		h.created[name] = true
 		h.mu.Unlock()

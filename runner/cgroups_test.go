@@ -299,7 +299,8 @@ func fakeCgroupFS(t *testing.T, v2, useSystemd bool) string {
 			return fakeV2Manager{m}, err
 		}
 		paths := map[string]string{}
-		for _, ctl := range []string{"cpu", "memory"} {
+		// devices: a hierarchy Apply skips (SkipDevices).
+		for _, ctl := range []string{"cpu", "memory", "devices"} {
 			paths[ctl] = filepath.Join(root, ctl, name)
 		}
 		m, err := fs.NewManager(cg, paths)
@@ -456,6 +457,11 @@ func TestCgroupLifecycleV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu, mem := filepath.Join(fsRoot, "cpu", name), filepath.Join(fsRoot, "memory", name)
+	// The pod cgroup is in every hierarchy, devices too, holding its
+	// parents there against another podrun's removal.
+	if !exists(filepath.Join(fsRoot, "devices", name)) {
+		t.Errorf("no pod cgroup in the devices hierarchy")
+	}
 	for file, want := range map[string]string{
 		filepath.Join(cpu, "cpu.shares"):            "512",
 		filepath.Join(cpu, "cpu.cfs_quota_us"):      "50000",
@@ -469,7 +475,7 @@ func TestCgroupLifecycleV1(t *testing.T) {
 	if err := h.removePodCgroup(name); err != nil {
 		t.Fatal(err)
 	}
-	for _, ctl := range []string{"cpu", "memory"} {
+	for _, ctl := range []string{"cpu", "memory", "devices"} {
 		if exists(filepath.Join(fsRoot, ctl, "podrun")) {
 			t.Errorf("%s/podrun left", ctl)
 		}
