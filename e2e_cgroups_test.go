@@ -287,7 +287,7 @@ func TestE2ECgroupReclaimedWithoutSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "podrun-owner.json"), []byte(record), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	expectCode(t, e.runPodrun([]string{"-q", "-f", testdata("exit0.yaml")}, ""), 0)
+	expectCode(t, e.runPodrun([]string{"-q", "-f", testdata("run/exit0.yaml")}, ""), 0)
 	expectCgroupGone(t, rel)
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("the dead podrun's data dir %s is left", dir)

@@ -521,107 +521,6 @@ func expectNothingCreated(t *testing.T, e *env) {
 
 // ------------------------------------------------------- 1: exit, streams --
 
-func TestE2EExitCodeFailingContainer(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("exit7.yaml")}, "")
-	expectCode(t, r, 7)
-	if r.stdout != "about to fail\n" {
-		t.Errorf("stdout %q, want the container's one line without prefix", r.stdout)
-	}
-}
-
-func TestE2EExitCodeSuccess(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("exit0.yaml")}, "")
-	expectCode(t, r, 0)
-	if r.stdout != "all good\n" {
-		t.Errorf("stdout %q, want %q", r.stdout, "all good\n")
-	}
-}
-
-func TestE2EExitCodeInitContainerFirst(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("init-fail.yaml")}, "")
-	expectCode(t, r, 5)
-	if strings.Contains(r.stdout, "main-must-not-run") {
-		t.Errorf("the regular container ran after an init container failed:\n%s", r)
-	}
-	for _, want := range []string{"[pod/e2e-init-fail/init-ok] init-ok ran\n", "[pod/e2e-init-fail/init-bad] init-bad ran\n"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("stdout lacks %q\n%s", want, r)
-		}
-	}
-}
-
-func TestE2EExitCodeFirstFailedInSpecOrder(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("first-failed.yaml")}, "")
-	// "late" (spec order 1) exits 3 a second after "early" (spec order 2) exits 4.
-	expectCode(t, r, 3)
-}
-
-func TestE2EStreamsCompleteAndSeparate(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-q", "-f", testdata("streams.yaml")}, "")
-	expectCode(t, r, 0)
-	check := func(stream, got, word string) {
-		t.Helper()
-		ls := lines(got)
-		bad := 0
-		for i := 0; i < 2000; i++ {
-			want := fmt.Sprintf("%s %d", word, i+1)
-			if i >= len(ls) || ls[i] != want {
-				got := "<missing>"
-				if i < len(ls) {
-					got = strconv.Quote(ls[i])
-				}
-				t.Errorf("%s line %d: got %s, want %q", stream, i+1, got, want)
-				if bad++; bad > 5 {
-					break
-				}
-			}
-		}
-		if len(ls) != 2000 {
-			t.Errorf("%s has %d lines, want exactly 2000 (%s 1..2000, no prefix, nothing else)", stream, len(ls), word)
-		}
-	}
-	check("stdout", r.stdout, "out")
-	check("stderr", r.stderr, "err")
-}
-
-func TestE2EPrefixOnlyWithSeveralContainers(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-q", "-f", testdata("prefix.yaml")}, "")
-	expectCode(t, r, 0)
-	for _, c := range []struct{ stream, got, want string }{
-		{"stdout", r.stdout, "[pod/e2e-prefix/one] hello from one\n"},
-		{"stdout", r.stdout, "[pod/e2e-prefix/two] hello from two\n"},
-		{"stderr", r.stderr, "[pod/e2e-prefix/one] warn from one\n"},
-		{"stderr", r.stderr, "[pod/e2e-prefix/two] warn from two\n"},
-	} {
-		if !strings.Contains(c.got, c.want) {
-			t.Errorf("%s lacks %q\n%s", c.stream, c.want, r)
-		}
-	}
-	if len(lines(r.stdout)) != 2 || len(lines(r.stderr)) != 2 {
-		t.Errorf("want 2 lines on each stream\n%s", r)
-	}
-
-	// One container: no prefix (checked on exit0.yaml's twin, inline so that
-	// it does not collide with TestE2EExitCodeSuccess).
-	r = e.runPodrun([]string{"-q", "-f", manifest(t, "one.yaml", podManifest("e2e-prefix-one", "Never", "busybox:1.28", 2, "echo plain; echo plainerr >&2"))}, "")
-	expectCode(t, r, 0)
-	if r.stdout != "plain\n" || r.stderr != "plainerr\n" {
-		t.Errorf("one container: want unprefixed lines\n%s", r)
-	}
-}
-
 // ------------------------------------------------------------ 2: sources --
 
 func TestE2ESourceFile(t *testing.T) {
@@ -768,7 +667,7 @@ func TestE2EBadInputDuplicatePod(t *testing.T) {
 		t.Errorf("the error does not name the pod\n%s", r)
 	}
 	// The same pod twice through two -f.
-	r = e.runPodrun([]string{"-f", testdata("exit0.yaml"), "-f", testdata("exit0.yaml")}, "")
+	r = e.runPodrun([]string{"-f", testdata("run/exit0.yaml"), "-f", testdata("run/exit0.yaml")}, "")
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, "e2e-exit0") {
 		t.Errorf("the error does not name the pod\n%s", r)
@@ -858,201 +757,9 @@ func TestE2ERuntimeEndpointDefaultsNoneAnswer(t *testing.T) {
 
 // ---------------------------------------------------------------- 5: wait --
 
-func TestE2EWaitComplete(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-wait-complete", "Never", "busybox:1.28", 2, "sleep 1; echo done"))
-	for _, mode := range []string{"complete", "auto"} {
-		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", m}, "")
-		expectCode(t, r, 0)
-		if !strings.Contains(r.stderr, "done\n") {
-			t.Errorf("--wait %s returned before the container finished\n%s", mode, r)
-		}
-		if p := parsePod(t, r.stdout); p.Status.Phase != v1.PodSucceeded {
-			t.Errorf("--wait %s: phase %q, want Succeeded", mode, p.Status.Phase)
-		}
-	}
-}
-
-func TestE2EWaitReady(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-wait-ready
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 3
-  containers:
-  - name: nginx
-    image: nginx:1.14.2
-    ports:
-    - containerPort: 80
-`)
-	for _, mode := range []string{"ready", "auto"} {
-		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", m}, "")
-		expectCode(t, r, 0)
-		p := parsePod(t, r.stdout)
-		if p.Status.Phase != v1.PodRunning {
-			t.Errorf("--wait %s: phase %q, want Running (as observed when the wait ended)", mode, p.Status.Phase)
-		}
-		ready := false
-		for _, c := range p.Status.Conditions {
-			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
-			t.Errorf("--wait %s: no Ready=True condition: %+v", mode, p.Status.Conditions)
-		}
-		if r.elapsed > 15*time.Second {
-			t.Errorf("--wait %s took %s", mode, r.elapsed)
-		}
-	}
-}
-
-func TestE2EWaitNone(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	// Would run 60 s; exits 0 on SIGTERM so that the teardown is quick.
-	m := manifest(t, "pod.yaml", podManifest("e2e-wait-none", "Never", "busybox:1.28", 3, "trap 'exit 0' TERM; echo started; sleep 60 & wait"))
-	r := e.runPodrun([]string{"-o", "json", "--wait", "none", "-f", m}, "")
-	expectCode(t, r, 0)
-	if r.elapsed > 15*time.Second {
-		t.Errorf("--wait none took %s: it should return once started", r.elapsed)
-	}
-	p := parsePod(t, r.stdout)
-	if p.Status.Phase != v1.PodRunning && p.Status.Phase != v1.PodPending {
-		t.Errorf("phase %q, want Running (started, not finished)", p.Status.Phase)
-	}
-}
-
 // ------------------------------------------------------------- 6: timeout --
 
-func TestE2ETimeout(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", idlePod("e2e-timeout", "Never"))
-	r := e.runPodrun([]string{"--timeout", "2s", "-o", "json", "-f", m}, "")
-	expectCode(t, r, 124)
-	if r.elapsed < 2*time.Second || r.elapsed > 20*time.Second {
-		t.Errorf("run took %s; want a little over 2s", r.elapsed)
-	}
-	p := parsePod(t, r.stdout)
-	if p.Name != "e2e-timeout" {
-		t.Errorf("-o json after a timeout printed pod %q", p.Name)
-	}
-}
-
 // -------------------------------------------------------------- 7: output --
-
-func TestE2EOutputJSON(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-out-json
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: ok
-    image: busybox:1.28
-    command: ["sh", "-c", "echo hello-stdout"]
-  - name: bad
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 0.5; echo bad-stderr >&2; exit 3"]
-`)
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
-	expectCode(t, r, 3)
-	if !json.Valid([]byte(r.stdout)) {
-		t.Fatalf("stdout is not one JSON document\n%s", r)
-	}
-	p := parsePod(t, r.stdout)
-	st := p.Status
-	if p.Name != "e2e-out-json" {
-		t.Errorf("name %q", p.Name)
-	}
-	if st.Phase != v1.PodFailed {
-		t.Errorf("phase %q, want Failed", st.Phase)
-	}
-	if len(st.Conditions) == 0 {
-		t.Errorf("no conditions")
-	}
-	if !strings.HasPrefix(st.PodIP, "10.88.") {
-		t.Errorf("podIP %q, want one in 10.88.0.0/16", st.PodIP)
-	}
-	if st.StartTime == nil || st.StartTime.IsZero() {
-		t.Errorf("no startTime")
-	}
-	want := map[string]struct {
-		code   int32
-		reason string
-	}{"ok": {0, "Completed"}, "bad": {3, "Error"}}
-	if len(st.ContainerStatuses) != 2 {
-		t.Fatalf("%d containerStatuses, want 2: %+v", len(st.ContainerStatuses), st.ContainerStatuses)
-	}
-	for _, cs := range st.ContainerStatuses {
-		w, ok := want[cs.Name]
-		if !ok {
-			t.Errorf("unexpected container status %q", cs.Name)
-			continue
-		}
-		term := cs.State.Terminated
-		if term == nil {
-			t.Errorf("container %s: state %+v, want terminated", cs.Name, cs.State)
-			continue
-		}
-		if term.ExitCode != w.code || term.Reason != w.reason {
-			t.Errorf("container %s: exit %d reason %q, want %d %q", cs.Name, term.ExitCode, term.Reason, w.code, w.reason)
-		}
-		if cs.RestartCount != 0 {
-			t.Errorf("container %s: restartCount %d", cs.Name, cs.RestartCount)
-		}
-		if cs.ContainerID == "" || cs.ImageID == "" {
-			t.Errorf("container %s: containerID %q imageID %q, want both set", cs.Name, cs.ContainerID, cs.ImageID)
-		}
-		if term.StartedAt.IsZero() || term.FinishedAt.IsZero() {
-			t.Errorf("container %s: startedAt/finishedAt not set", cs.Name)
-		}
-	}
-	if !strings.Contains(r.stderr, "[pod/e2e-out-json/ok] hello-stdout\n") || !strings.Contains(r.stderr, "[pod/e2e-out-json/bad] bad-stderr\n") {
-		t.Errorf("container logs did not go to stderr\n%s", r)
-	}
-}
-
-func TestE2EOutputYAMLList(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pods.yaml", podManifest("e2e-out-y1", "Never", "busybox:1.28", 2, "echo y1")+"---\n"+
-		podManifest("e2e-out-y2", "Never", "busybox:1.28", 2, "echo y2"))
-	r := e.runPodrun([]string{"-o", "yaml", "-f", m}, "")
-	expectCode(t, r, 0)
-	if strings.HasPrefix(strings.TrimSpace(r.stdout), "{") {
-		t.Errorf("-o yaml printed JSON\n%s", r)
-	}
-	pods := parseList(t, r.stdout)
-	if got := podNames(pods); strings.Join(got, ",") != "e2e-out-y1,e2e-out-y2" {
-		t.Fatalf("pods %v", got)
-	}
-	for _, p := range pods {
-		if p.Status.Phase != v1.PodSucceeded || len(p.Status.ContainerStatuses) != 1 {
-			t.Errorf("pod %s: phase %q, %d container statuses", p.Name, p.Status.Phase, len(p.Status.ContainerStatuses))
-			continue
-		}
-		term := p.Status.ContainerStatuses[0].State.Terminated
-		if term == nil || term.ExitCode != 0 || term.Reason != "Completed" {
-			t.Errorf("pod %s: container state %+v, want terminated 0 Completed", p.Name, p.Status.ContainerStatuses[0].State)
-		}
-	}
-	for _, w := range []string{"[pod/e2e-out-y1/c] y1\n", "[pod/e2e-out-y2/c] y2\n"} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("stderr lacks %q\n%s", w, r)
-		}
-	}
-}
 
 // ---------------------------------------------------------- 8: detach --
 
@@ -1372,43 +1079,6 @@ func TestE2EHelp(t *testing.T) {
 	}
 }
 
-func TestE2ERunSubcommandSameAsRoot(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-run-cmd", "Never", "busybox:1.28", 2, "echo same; echo same-err >&2; exit 7"))
-	a := e.runPodrun([]string{"-q", "-f", m}, "")
-	b := e.runPodrun([]string{"run", "-q", "-f", m}, "")
-	expectCode(t, a, 7)
-	expectCode(t, b, 7)
-	if a.stdout != b.stdout || a.stderr != b.stderr {
-		t.Errorf("podrun -f and podrun run -f differ:\n%s\n%s", a, b)
-	}
-}
-
-func TestE2EQuiet(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-quiet", "Never", "busybox:1.28", 2, "echo out"))
-	loud := e.runPodrun([]string{"-f", m}, "")
-	expectCode(t, loud, 0)
-	if !strings.Contains(loud.stderr, "pod/e2e-quiet: Started") {
-		t.Errorf("without -q: no progress line on stderr\n%s", loud)
-	}
-	if loud.stdout != "out\n" {
-		t.Errorf("progress went to stdout\n%s", loud)
-	}
-	quiet := e.runPodrun([]string{"-q", "-f", m}, "")
-	expectCode(t, quiet, 0)
-	if quiet.stderr != "" || quiet.stdout != "out\n" {
-		t.Errorf("with -q: stderr must be empty\n%s", quiet)
-	}
-	quiet = e.runPodrun([]string{"--quiet", "-f", m}, "")
-	expectCode(t, quiet, 0)
-	if quiet.stderr != "" {
-		t.Errorf("with --quiet: stderr must be empty\n%s", quiet)
-	}
-}
-
 // -------------------------------------------------------------- 12: images --
 
 func TestE2EImageNeverPullAbsent(t *testing.T) {
@@ -1448,31 +1118,6 @@ func TestE2EImageNotFound(t *testing.T) {
 }
 
 // --------------------------------------------------------- 13: concurrency --
-
-// TestE2EPodsRunConcurrently is not parallel so that other tests' load does
-// not blur the timing.
-func TestE2EPodsRunConcurrently(t *testing.T) {
-	e := newEnv(t)
-	m := manifest(t, "pods.yaml", podManifest("e2e-conc-a", "Never", "busybox:1.28", 2, "sleep 2")+"---\n"+
-		podManifest("e2e-conc-b", "Never", "busybox:1.28", 2, "sleep 2"))
-	// The overhead of one quick pod, for scale.
-	base := e.runPodrun([]string{"-q", "-f", manifest(t, "base.yaml", podManifest("e2e-conc-base", "Never", "busybox:1.28", 2, "true"))}, "")
-	expectCode(t, base, 0)
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
-	expectCode(t, r, 0)
-	t.Logf("one quick pod: %s; two pods sleeping 2s each: %s", base.elapsed, r.elapsed)
-	// In sequence they would take 4s + twice the overhead.
-	if limit := 2*time.Second + base.elapsed + time.Second; r.elapsed > limit {
-		t.Errorf("two pods sleeping 2s each took %s (> %s): not run concurrently?", r.elapsed, limit)
-	}
-	pods := parseList(t, r.stdout)
-	if len(pods) == 2 && len(pods[0].Status.ContainerStatuses) == 1 && len(pods[1].Status.ContainerStatuses) == 1 {
-		a, b := pods[0].Status.ContainerStatuses[0].State.Terminated, pods[1].Status.ContainerStatuses[0].State.Terminated
-		if a != nil && b != nil && (b.StartedAt.After(a.FinishedAt.Time) || a.StartedAt.After(b.FinishedAt.Time)) {
-			t.Errorf("the containers did not overlap: a %s-%s, b %s-%s", a.StartedAt, a.FinishedAt, b.StartedAt, b.FinishedAt)
-		}
-	}
-}
 
 // ------------------------------------------------------------ 14: network --
 
@@ -1665,7 +1310,7 @@ stringData: {k: v}
 func TestE2EUsageErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("exit0.yaml")
+	m := testdata("run/exit0.yaml")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -1696,58 +1341,6 @@ func TestE2EUsageErrors(t *testing.T) {
 }
 
 // ------------------------------------------------- logs dir, node, config --
-
-func TestE2EPodLogsDir(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	logs := filepath.Join(t.TempDir(), "podlogs")
-	m := manifest(t, "pod.yaml", podManifest("e2e-logsdir", "Never", "busybox:1.28", 2, "echo kept-line; echo kept-err >&2"))
-	r := e.runPodrun([]string{"-o", "json", "--pod-logs-dir", logs, "-f", m}, "")
-	expectCode(t, r, 0)
-	p := parsePod(t, r.stdout)
-	file := filepath.Join(logs, "default_e2e-logsdir_"+string(p.UID), "c", "0.log")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		entries, _ := filepath.Glob(filepath.Join(logs, "*", "*", "*"))
-		t.Fatalf("the pod log is not kept at %s: %v (found %v)", file, err, entries)
-	}
-	for _, w := range []string{" stdout F kept-line\n", " stderr F kept-err\n"} {
-		if !strings.Contains(string(b), w) {
-			t.Errorf("%s lacks a CRI log line %q:\n%s", file, w, b)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(e.root, "logs", "default_e2e-logsdir_"+string(p.UID))); err == nil {
-		t.Errorf("a log dir was made under --root-dir too")
-	}
-}
-
-func TestE2ENodeNameAndUID(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-node", "Never", "busybox:1.28", 2, "true"))
-	uidOf := func(args ...string) (*v1.Pod, result) {
-		r := e.runPodrun(append([]string{"-q", "-o", "json", "-f", m}, args...), "")
-		expectCode(t, r, 0)
-		return parsePod(t, r.stdout), r
-	}
-	a, _ := uidOf("--node-name", "E2E-Node-A")
-	if a.Spec.NodeName != "e2e-node-a" {
-		t.Errorf("spec.nodeName %q, want e2e-node-a (lower-cased)", a.Spec.NodeName)
-	}
-	a2, _ := uidOf("--node-name", "e2e-node-a")
-	b, _ := uidOf("--node-name", "e2e-node-b")
-	if a.UID == "" || a.UID != a2.UID {
-		t.Errorf("same source, content and node: UIDs %q and %q, want equal", a.UID, a2.UID)
-	}
-	if a.UID == b.UID {
-		t.Errorf("another node name gave the same UID %q", a.UID)
-	}
-	host, _ := os.Hostname()
-	d, _ := uidOf()
-	if d.Spec.NodeName != strings.ToLower(host) {
-		t.Errorf("default spec.nodeName %q, want the host name %q", d.Spec.NodeName, strings.ToLower(host))
-	}
-}
 
 func TestE2EContainerConfig(t *testing.T) {
 	t.Parallel()
@@ -1804,30 +1397,6 @@ spec:
 	if w == nil || w.Reason != "ErrImageNeverPull" {
 		t.Errorf("container state %+v, want waiting with reason ErrImageNeverPull (as the kubelet reports it)", p.Status.ContainerStatuses[0].State)
 	}
-}
-
-func TestE2ELongLineAndUnterminatedTail(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	// 100 000 bytes in one line (the runtime splits it into partial log
-	// entries), then a last line without a newline.
-	m := manifest(t, "pod.yaml", podManifest("e2e-longline", "Never", "busybox:1.28", 2,
-		`head -c 100000 /dev/zero | tr '\0' a; echo; printf 'tail-without-newline'`))
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
-	expectCode(t, r, 0)
-	want := strings.Repeat("a", 100000) + "\ntail-without-newline"
-	if strings.TrimSuffix(r.stdout, "\n") != want {
-		t.Errorf("stdout is %d bytes, want the 100000-byte line and the tail (%d bytes); ends %q", len(r.stdout), len(want), r.stdout[max(0, len(r.stdout)-40):])
-	}
-}
-
-func TestE2ESeveralPodsExitCode(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pods.yaml", podManifest("e2e-multi-ok", "Never", "busybox:1.28", 2, "true")+"---\n"+
-		podManifest("e2e-multi-fail", "Never", "busybox:1.28", 2, "exit 4"))
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
-	expectCode(t, r, 4)
 }
 
 func TestE2EAlreadyRunningLive(t *testing.T) {
