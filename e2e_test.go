@@ -362,14 +362,6 @@ func (e *env) runPodrunRaw(args []string, stdin string, envChanges ...string) re
 	return e.startPodrunRaw(args, stdin, envChanges...).result(defaultRunTimeout)
 }
 
-// runPodrun is the plain form for tests that need no pod state: podrun with
-// args as given, in a fresh env (root dir and cleanliness check included).
-func runPodrun(t *testing.T, args []string, stdin string, envChanges ...string) (stdout, stderr string, exitCode int) {
-	t.Helper()
-	r := newEnv(t).runPodrun(args, stdin, envChanges...)
-	return r.stdout, r.stderr, r.code
-}
-
 // expectCode fails the test unless podrun exited with want.
 func expectCode(t *testing.T, r result, want int) {
 	t.Helper()
@@ -522,128 +514,7 @@ func expectNothingCreated(t *testing.T, e *env) {
 
 // ---------------------------------------------------------- 3: bad input --
 
-func TestE2EBadInputUnknownField(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("bad-field.yaml")}, "")
-	expectCode(t, r, 125)
-	want := `bad-field.yaml: document 2 (Pod "web"): spec.containers[0].comand: unknown field`
-	if !strings.Contains(r.stderr, want) {
-		t.Errorf("stderr lacks %q\n%s", want, r)
-	}
-	if strings.Contains(r.stdout+r.stderr, "must not run") {
-		t.Errorf("a container ran\n%s", r)
-	}
-	expectNothingCreated(t, e)
-}
-
-func TestE2EBadInputUnsupportedKind(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("bad-kind.yaml")}, "")
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, "Deployment") || !strings.Contains(r.stderr, "bad-kind.yaml") {
-		t.Errorf("the error does not name the file and the kind Deployment\n%s", r)
-	}
-	expectNothingCreated(t, e)
-}
-
-func TestE2EBadInputDuplicatePod(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", testdata("dup.yaml")}, "")
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, "e2e-dup") {
-		t.Errorf("the error does not name the pod\n%s", r)
-	}
-	// The same pod twice through two -f.
-	r = e.runPodrun([]string{"-f", testdata("run/exit0.yaml"), "-f", testdata("run/exit0.yaml")}, "")
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, "e2e-exit0") {
-		t.Errorf("the error does not name the pod\n%s", r)
-	}
-	expectNothingCreated(t, e)
-}
-
-func TestE2EBadInputMissingFile(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	missing := testdata("does-not-exist.yaml")
-	r := e.runPodrun([]string{"-f", missing}, "")
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, "does-not-exist.yaml") {
-		t.Errorf("the error does not name the file\n%s", r)
-	}
-	expectNothingCreated(t, e)
-}
-
 // ------------------------------------------------------ 4: runtime dial --
-
-func TestE2ERuntimeEndpointFlagAndEnv(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-endpoint", "Never", "busybox:1.28", 2, "echo hi"))
-	// -r with the variable unset.
-	r := e.runPodrun([]string{"-q", "-r", rtEndpoint, "-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT")
-	expectCode(t, r, 0)
-	// --runtime-endpoint, bare path form.
-	r = e.runPodrun([]string{"-q", "--runtime-endpoint", strings.TrimPrefix(rtEndpoint, "unix://"), "-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT")
-	expectCode(t, r, 0)
-	// The variable alone.
-	r = e.runPodrun([]string{"-q", "-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT="+rtEndpoint)
-	expectCode(t, r, 0)
-	if r.stdout != "hi\n" {
-		t.Errorf("stdout %q\n%s", r.stdout, r)
-	}
-	// The flag wins over the variable.
-	bad := "unix://" + filepath.Join(t.TempDir(), "nothing.sock")
-	r = e.runPodrun([]string{"-q", "-r", rtEndpoint, "-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT="+bad)
-	expectCode(t, r, 0)
-}
-
-func TestE2ERuntimeEndpointBad(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-endpoint-bad", "Never", "busybox:1.28", 2, "echo must not run"))
-	sock := filepath.Join(t.TempDir(), "nothing.sock")
-	r := e.runPodrun([]string{"-r", "unix://" + sock, "-f", m}, "")
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, sock) {
-		t.Errorf("the error does not name the socket %s\n%s", sock, r)
-	}
-	// The same through the variable.
-	r = e.runPodrun([]string{"-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT=unix://"+sock)
-	expectCode(t, r, 125)
-	if !strings.Contains(r.stderr, sock) {
-		t.Errorf("the error does not name the socket %s\n%s", sock, r)
-	}
-	expectNothingCreated(t, e)
-}
-
-func TestE2ERuntimeEndpointDefaultsNoneAnswer(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	// The testbed never uses the default sockets; if a runtime answers on one
-	// of them this test cannot check the error.
-	for _, ep := range cri.DefaultEndpoints {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		c, err := cri.Dial(ctx, ep)
-		cancel()
-		if err == nil {
-			c.Close()
-			t.Fatalf("a runtime answers on the default endpoint %s: this test needs none to answer", ep)
-		}
-	}
-	m := manifest(t, "pod.yaml", podManifest("e2e-endpoint-none", "Never", "busybox:1.28", 2, "echo must not run"))
-	r := e.runPodrun([]string{"-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT")
-	expectCode(t, r, 125)
-	for _, ep := range cri.DefaultEndpoints {
-		if !strings.Contains(r.stderr, strings.TrimPrefix(ep, "unix://")) {
-			t.Errorf("the error does not name the socket %s\n%s", ep, r)
-		}
-	}
-	expectNothingCreated(t, e)
-}
 
 // ---------------------------------------------------------------- 5: wait --
 
@@ -940,35 +811,6 @@ func TestE2EReclaimAfterKill9(t *testing.T) {
 
 // ----------------------------------------------------------------- 11: CLI --
 
-func TestE2EVersion(t *testing.T) {
-	t.Parallel()
-	stdout, stderr, code := runPodrun(t, []string{"version"}, "")
-	if code != 0 || !strings.HasPrefix(stdout, "podrun ") {
-		t.Errorf("podrun version: exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-}
-
-func TestE2EHelp(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.runPodrunRaw([]string{"--help"}, "")
-	expectCode(t, r, 0)
-	help := r.stdout + r.stderr
-	for _, w := range []string{
-		"--filename", "-f", "--runtime-endpoint", "-r", "CONTAINER_RUNTIME_ENDPOINT", "--root-dir",
-		"--pod-logs-dir", "--wait", "auto", "complete", "ready", "none", "--timeout", "--detach", "-d",
-		"--output", "-o", "json", "yaml", "--node-name", "--manifest-url-header", "--quiet", "-q",
-		"version", "ps", "down", "124", "125", "130", "143",
-	} {
-		if !strings.Contains(help, w) {
-			t.Errorf("--help does not mention %q", w)
-		}
-	}
-	if t.Failed() {
-		t.Logf("%s", r)
-	}
-}
-
 // -------------------------------------------------------------- 12: images --
 
 func TestE2EImageNeverPullAbsent(t *testing.T) {
@@ -1074,39 +916,6 @@ func TestE2EPodIP(t *testing.T) {
 // ------------------------------------------------------------- more sources --
 
 // --------------------------------------------------------------- usage --
-
-func TestE2EUsageErrors(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := testdata("run/exit0.yaml")
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{}, "-f"},
-		{[]string{"run"}, "-f"},
-		{[]string{"--wait", "bogus", "-f", m}, "bogus"},
-		{[]string{"-o", "xml", "-f", m}, "xml"},
-		{[]string{"--bogus", "-f", m}, "bogus"},
-		{[]string{"run", "--bogus", "-f", m}, "bogus"},
-		{[]string{"-f", m, "extra"}, "extra"},
-		{[]string{"--timeout", "soon", "-f", m}, "soon"},
-		{[]string{"--manifest-url-header", "novalue", "-f", m}, "novalue"},
-		{[]string{"down"}, "--all"},
-	} {
-		r := e.runPodrun(c.args, "")
-		if r.code != 125 {
-			t.Errorf("podrun %v: exit %d, want 125\n%s", c.args, r.code, r)
-		}
-		if !strings.Contains(r.stderr, c.want) {
-			t.Errorf("podrun %v: stderr lacks %q\n%s", c.args, c.want, r)
-		}
-		if strings.Contains(r.stdout, "all good") {
-			t.Errorf("podrun %v ran the pod", c.args)
-		}
-	}
-	expectNothingCreated(t, e)
-}
 
 // ------------------------------------------------- logs dir, node, config --
 
