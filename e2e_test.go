@@ -18,7 +18,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -579,66 +578,6 @@ func (e *env) downOnCleanup(names ...string) {
 // --------------------------------------------------------- 13: concurrency --
 
 // ------------------------------------------------------------ 14: network --
-
-func TestE2EHostNetwork(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-hostnet
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  hostNetwork: true
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "cat /proc/net/dev"]
-`)
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
-	expectCode(t, r, 0)
-	p := parsePod(t, r.stdout)
-	if p.Status.Phase != v1.PodSucceeded {
-		t.Errorf("phase %q", p.Status.Phase)
-	}
-	if strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Errorf("hostNetwork pod got a pod-network IP %s", p.Status.PodIP)
-	}
-	if p.Status.PodIP != "" && p.Status.HostIP != "" && p.Status.PodIP != p.Status.HostIP {
-		t.Errorf("hostNetwork pod: podIP %s, want the host IP %s", p.Status.PodIP, p.Status.HostIP)
-	}
-	// The container sees the host's interfaces: every one of ours.
-	host, err := os.ReadFile("/proc/net/dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(host))
-	for sc.Scan() {
-		name, _, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if ok && !strings.Contains(name, "|") && !strings.HasPrefix(name, "veth") && !strings.Contains(r.stderr, " "+name+":") && !strings.Contains(r.stderr, "\n"+name+":") {
-			t.Errorf("the container does not see the host interface %s\n%s", name, r.stderr)
-		}
-	}
-}
-
-func TestE2EPodIP(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-podip", "Never", "busybox:1.28", 2, "ip -4 -o addr show eth0 || ifconfig eth0"))
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
-	expectCode(t, r, 0)
-	p := parsePod(t, r.stdout)
-	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Fatalf("podIP %q, want one in 10.88.0.0/16", p.Status.PodIP)
-	}
-	if len(p.Status.PodIPs) == 0 || p.Status.PodIPs[0].IP != p.Status.PodIP {
-		t.Errorf("podIPs %+v, want [%s]", p.Status.PodIPs, p.Status.PodIP)
-	}
-	if !strings.Contains(r.stderr, p.Status.PodIP) {
-		t.Errorf("the container's eth0 does not carry the podIP %s\n%s", p.Status.PodIP, r.stderr)
-	}
-}
 
 // ------------------------------------------------------------- more sources --
 

@@ -1,13 +1,16 @@
 //go:build e2e
 
-// End-to-end tests of the pod network pre-flight and `podrun cni init`
-// (package cni) against the testbed. The testbed's runtime keeps its own,
-// valid CNI config; the bad configurations here are shown to podrun alone
-// through --cni-conf-dir and --cni-bin-dir, which override the directories
-// the runtime reports.
-package main
+package e2e
+
+// The pod network end to end: the pre-flight check and `podrun cni init`
+// (package cni), hostPorts, the pod IP and hostNetwork. The testbed's
+// runtime keeps its own, valid CNI config; the bad configurations here are
+// shown to podrun alone through --cni-conf-dir and --cni-bin-dir, which
+// override the directories the runtime reports.
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // testbedCNIBinDir is where the testbed's CNI plugins are.
@@ -41,10 +46,7 @@ func badCNI(t *testing.T) (confDir, binDir string) {
 	if err := os.Symlink(filepath.Join(testbedCNIBinDir(t), "bridge"), filepath.Join(binDir, "bridge")); err != nil {
 		t.Fatal(err)
 	}
-	conf := `{"cniVersion":"1.0.0","name":"e2e-bad","plugins":[
-  {"type":"bridge","bridge":"e2e-unused0","ipam":{"type":"host-local","subnet":"10.250.0.0/24"}},
-  {"type":"podrun-e2e-nosuchplugin"}]}`
-	if err := os.WriteFile(filepath.Join(confDir, "10-bad.conflist"), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(confDir, "10-bad.conflist"), []byte(readTestdata(t, "cni/bad.conflist")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return confDir, binDir
@@ -54,7 +56,7 @@ func TestE2ECNIMissingPluginRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	confDir, binDir := badCNI(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-cni-missing", "Never", "busybox:1.28", 2, "echo should-not-run"))
+	m := testdata("cni/missing-plugin.yaml")
 	r := e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", binDir, "-f", m}, "")
 	expectCode(t, r, 125)
 	want := `CNI network "e2e-bad" (` + filepath.Join(confDir, "10-bad.conflist") + `): plugin "podrun-e2e-nosuchplugin" not found in ` + binDir + ` (from --cni-bin-dir)`
@@ -82,19 +84,7 @@ func TestE2ECNIHostNetworkPodRunsWithBadConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	confDir, binDir := badCNI(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-cni-hostnet
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  hostNetwork: true
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "echo host-network-ok"]
-`)
+	m := testdata("cni/hostnet-bad-config.yaml")
 	r := e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", binDir, "-f", m}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, "host-network-ok") {
@@ -140,20 +130,7 @@ func TestE2ECNIHostPortOnLocalhost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const name, hostPort = "e2e-cni-hostport", "38080"
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: `+name+`
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: web
-    image: nginx:1.14.2
-    ports:
-    - containerPort: 80
-      hostPort: `+hostPort+`
-`)
+	m := testdata("cni/hostport.yaml")
 	e.downOnCleanup(name)
 	r := e.runPodrun([]string{"-d", "-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
@@ -211,7 +188,7 @@ func TestE2ECNIInit(t *testing.T) {
 
 	// The pre-flight accepts it: a pod on the pod network runs (on the
 	// runtime's own network; the check only read this dir).
-	m := manifest(t, "pod.yaml", podManifest("e2e-cni-init", "Never", "busybox:1.28", 2, "echo ran"))
+	m := testdata("cni/init.yaml")
 	r = e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", bin, "-f", m}, "")
 	expectCode(t, r, 0)
 
@@ -223,5 +200,53 @@ func TestE2ECNIInit(t *testing.T) {
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Errorf("the refused init changed %s", path)
+	}
+}
+
+func TestE2EHostNetwork(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := testdata("cni/hostnet.yaml")
+	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	if p.Status.Phase != v1.PodSucceeded {
+		t.Errorf("phase %q", p.Status.Phase)
+	}
+	if strings.HasPrefix(p.Status.PodIP, "10.88.") {
+		t.Errorf("hostNetwork pod got a pod-network IP %s", p.Status.PodIP)
+	}
+	if p.Status.PodIP != "" && p.Status.HostIP != "" && p.Status.PodIP != p.Status.HostIP {
+		t.Errorf("hostNetwork pod: podIP %s, want the host IP %s", p.Status.PodIP, p.Status.HostIP)
+	}
+	// The container sees the host's interfaces: every one of ours.
+	host, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(host))
+	for sc.Scan() {
+		name, _, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if ok && !strings.Contains(name, "|") && !strings.HasPrefix(name, "veth") && !strings.Contains(r.stderr, " "+name+":") && !strings.Contains(r.stderr, "\n"+name+":") {
+			t.Errorf("the container does not see the host interface %s\n%s", name, r.stderr)
+		}
+	}
+}
+
+func TestE2EPodIP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := testdata("cni/podip.yaml")
+	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	expectCode(t, r, 0)
+	p := parsePod(t, r.stdout)
+	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
+		t.Fatalf("podIP %q, want one in 10.88.0.0/16", p.Status.PodIP)
+	}
+	if len(p.Status.PodIPs) == 0 || p.Status.PodIPs[0].IP != p.Status.PodIP {
+		t.Errorf("podIPs %+v, want [%s]", p.Status.PodIPs, p.Status.PodIP)
+	}
+	if !strings.Contains(r.stderr, p.Status.PodIP) {
+		t.Errorf("the container's eth0 does not carry the podIP %s\n%s", p.Status.PodIP, r.stderr)
 	}
 }
