@@ -585,31 +585,4 @@ func (e *env) downOnCleanup(names ...string) {
 
 // ------------------------------------------------- logs dir, node, config --
 
-func TestE2EContainerConfig(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-config
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: c
-    image: busybox:1.28
-    workingDir: /tmp
-    env:
-    - {name: A, value: alpha}
-    - {name: B, value: "$(A)-beta"}
-    command: ["sh", "-c"]
-    args: ["echo cwd=$(pwd) B=$B host=$(hostname) arg=$(A)"]
-`)
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
-	expectCode(t, r, 0)
-	if want := "cwd=/tmp B=alpha-beta host=e2e-config arg=alpha\n"; r.stdout != want {
-		t.Errorf("stdout %q, want %q", r.stdout, want)
-	}
-}
-
 // ----------------------------------------------------- output edge cases --
