@@ -1,12 +1,13 @@
 //go:build e2e
 
-// End-to-end tests of how a pod names itself and what the kubelet writes
-// for it (runner/etchosts.go, runner/hostname.go, runner/dns.go,
-// runner/termination.go) against the testbed: the managed /etc/hosts with
-// hostAliases, its host-network variant and a volumeMount that replaces it;
-// hostname, subdomain and setHostnameAsFQDN; the custom-dns corpus row's
-// resolv.conf; termination messages from the file and from the log.
-package main
+package e2e
+
+// How a pod names itself and what the kubelet writes for it, end to end
+// (runner/etchosts.go, runner/hostname.go, runner/dns.go,
+// runner/termination.go): the managed /etc/hosts with hostAliases, its
+// host-network variant and a volumeMount that replaces it; hostname,
+// subdomain and setHostnameAsFQDN; the custom-dns corpus row's resolv.conf;
+// termination messages from the file and from the log.
 
 import (
 	"context"
@@ -16,21 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
 )
-
-// containerStatus is the named container's status in a pod from -o json.
-func containerStatus(t *testing.T, p *v1.Pod, name string) v1.ContainerStatus {
-	t.Helper()
-	for _, s := range append(append([]v1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("pod %s has no status of container %q", p.Name, name)
-	return v1.ContainerStatus{}
-}
 
 // managedHosts is the kubelet's /etc/hosts of a pod off the host network,
 // before its pod IP lines.
@@ -42,13 +29,8 @@ const managedHosts = "# Kubernetes-managed hosts file.\n" +
 	"fe00::1\tip6-allnodes\n" +
 	"fe00::2\tip6-allrouters\n"
 
-const hostAliasesYAML = `  hostAliases:
-  - ip: "127.0.0.1"
-    hostnames: ["foo.local", "bar.local"]
-  - ip: "10.1.2.3"
-    hostnames: ["foo.remote", "bar.remote"]
-`
-
+// hostAliasLines are the hostAliases of the hosts/ manifests as the kubelet
+// writes them.
 const hostAliasLines = "\n# Entries added by HostAliases.\n" +
 	"127.0.0.1\tfoo.local\tbar.local\n" +
 	"10.1.2.3\tfoo.remote\tbar.remote\n"
@@ -56,19 +38,7 @@ const hostAliasLines = "\n# Entries added by HostAliases.\n" +
 func TestE2EHostsFileWithHostAliases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata: {name: e2e-hosts}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  hostname: web
-  subdomain: sub
-`+hostAliasesYAML+`  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["cat", "/etc/hosts"]
-`)
+	m := testdata("hosts/aliases.yaml")
 	r := e.runPodrun([]string{"-q", "-o", "json", "--cluster-domain", "cluster.local", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
@@ -88,18 +58,7 @@ func TestE2EHostsFileHostNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata: {name: e2e-hosts-hostnet}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  hostNetwork: true
-`+hostAliasesYAML+`  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["cat", "/etc/hosts"]
-`)
+	m := testdata("hosts/hostnet.yaml")
 	r := e.runPodrun([]string{"-q", "-f", m}, "")
 	expectCode(t, r, 0)
 	if want := "# Kubernetes-managed hosts file (host network).\n" + string(node) + hostAliasLines; r.stdout != want {
@@ -110,27 +69,7 @@ spec:
 func TestE2EHostsFileVolumeMountWins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: ConfigMap
-metadata: {name: hosts}
-data: {hosts: "10.9.9.9 mine\n"}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: e2e-hosts-own}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-`+hostAliasesYAML+`  volumes:
-  - name: h
-    configMap: {name: hosts}
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["cat", "/etc/hosts"]
-    volumeMounts:
-    - {name: h, mountPath: /etc/hosts, subPath: hosts}
-`)
+	m := testdata("hosts/volume-wins.yaml")
 	r := e.runPodrun([]string{"-q", "-f", m}, "")
 	expectCode(t, r, 0)
 	if r.stdout != "10.9.9.9 mine\n" {
@@ -141,27 +80,17 @@ spec:
 func TestE2EHostname(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name, spec, want string
+		name, file, want string
 	}{
-		{"the pod name", "", "e2e-hostname"},
-		{"spec.hostname", "  hostname: box\n", "box"},
-		{"a subdomain keeps the short name", "  hostname: box\n  subdomain: sub\n", "box"},
-		{"setHostnameAsFQDN", "  hostname: box\n  subdomain: sub\n  setHostnameAsFQDN: true\n", "box.sub.default.svc.cluster.local"},
+		{"the pod name", "hosts/hostname-pod-name.yaml", "e2e-hostname"},
+		{"spec.hostname", "hosts/hostname-hostname.yaml", "box"},
+		{"a subdomain keeps the short name", "hosts/hostname-subdomain.yaml", "box"},
+		{"setHostnameAsFQDN", "hosts/hostname-fqdn.yaml", "box.sub.default.svc.cluster.local"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata: {name: e2e-hostname}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-`+tt.spec+`  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["hostname"]
-`)
+			m := testdata(tt.file)
 			r := e.runPodrun([]string{"-q", "--cluster-domain", "cluster.local", "-f", m}, "")
 			expectCode(t, r, 0)
 			if got := strings.TrimSpace(r.stdout); got != tt.want {
@@ -174,19 +103,7 @@ spec:
 func TestE2EHostnameFQDNTooLong(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata: {name: e2e-fqdn-long}
-spec:
-  restartPolicy: Never
-  hostname: `+strings.Repeat("h", 64-len(".db.default.svc.cluster.local")+1)+`
-  subdomain: db
-  setHostnameAsFQDN: true
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["true"]
-`)
+	m := testdata("hosts/fqdn-too-long.yaml")
 	r := e.runPodrun([]string{"--cluster-domain", "cluster.local", "-f", m}, "")
 	if r.code != 125 || !strings.Contains(r.stderr, "is too long (64 characters is the max, 65 characters requested)") {
 		t.Errorf("want exit 125 naming the FQDN limit:\n%s", r)
@@ -222,40 +139,7 @@ func TestE2ETerminationMessages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	long := strings.Repeat("x", 60)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata: {name: e2e-termination}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: file
-    image: busybox:1.28
-    command: ["sh", "-c", "printf 'all done' > /dev/termination-log; exit 3"]
-  - name: path
-    image: busybox:1.28
-    terminationMessagePath: /tmp/why
-    command: ["sh", "-c", "echo because > /tmp/why"]
-  - name: capped
-    image: busybox:1.28
-    command: ["sh", "-c", "head -c 5000 /dev/zero | tr '\\0' a > /dev/termination-log; printf b >> /dev/termination-log"]
-  - name: logs
-    image: busybox:1.28
-    terminationMessagePolicy: FallbackToLogsOnError
-    command: ["sh", "-c", "for i in $(seq 1 100); do echo line $i; done; exit 1"]
-  - name: logs-capped
-    image: busybox:1.28
-    terminationMessagePolicy: FallbackToLogsOnError
-    command: ["sh", "-c", "for i in $(seq 1 100); do echo `+long+` $i >&2; done; exit 1"]
-  - name: logs-ok
-    image: busybox:1.28
-    terminationMessagePolicy: FallbackToLogsOnError
-    command: ["sh", "-c", "echo fine"]
-  - name: file-wins
-    image: busybox:1.28
-    terminationMessagePolicy: FallbackToLogsOnError
-    command: ["sh", "-c", "echo noise; printf 'from the file' > /dev/termination-log; exit 2"]
-`)
+	m := testdata("hosts/termination.yaml")
 	r := e.runPodrun([]string{"-q", "-o", "json", "-f", m}, "")
 	if r.code == 0 {
 		t.Fatalf("want a failure exit:\n%s", r)
