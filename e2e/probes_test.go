@@ -1,11 +1,13 @@
 //go:build e2e
 
-// End-to-end tests of probes and lifecycle hooks (runner/probe.go,
-// runner/hooks.go) on the real testbed.
-package main
+package e2e
+
+// Probes and lifecycle hooks end to end (runner/probe.go, runner/hooks.go):
+// readiness gating --wait ready, liveness restarts, startup gating both,
+// postStart and preStop hooks (on teardown and on podrun down), and the
+// grace period.
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,34 +17,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-func podReady(p *v1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func TestE2EProbeReadinessHTTPGatesWaitReady(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-probe-http
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: web
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 2; mkdir -p /www; echo ok > /www/index.html; exec httpd -f -p 8080 -h /www"]
-    ports: [{name: http, containerPort: 8080}]
-    readinessProbe:
-      httpGet: {path: /index.html, port: http}
-      periodSeconds: 1
-`)
+	m := testdata("probes/readiness-http.yaml")
 	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
@@ -60,20 +38,7 @@ spec:
 func TestE2EProbeReadinessTCP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-probe-tcp
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: nginx
-    image: nginx:1.14.2
-    readinessProbe:
-      tcpSocket: {port: 80}
-      periodSeconds: 1
-`)
+	m := testdata("probes/readiness-tcp.yaml")
 	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
 	if p := parsePod(t, r.stdout); !podReady(p) {
@@ -84,24 +49,7 @@ spec:
 func TestE2EProbeLivenessExecRestarts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-probe-liveness
-spec:
-  restartPolicy: OnFailure
-  terminationGracePeriodSeconds: 2
-  volumes: [{name: d, emptyDir: {}}]
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "if [ -e /d/ran ]; then echo second-run; exit 0; fi; touch /d/ran; echo first-run; exec sleep 600"]
-    volumeMounts: [{name: d, mountPath: /d}]
-    livenessProbe:
-      exec: {command: ["cat", "/d/healthy"]}
-      periodSeconds: 1
-      failureThreshold: 2
-`)
+	m := testdata("probes/liveness-exec.yaml")
 	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
@@ -122,29 +70,7 @@ spec:
 func TestE2EProbeStartupGatesLivenessAndReadiness(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-probe-startup
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 3; touch /tmp/started; exec sleep 600"]
-    startupProbe:
-      exec: {command: ["cat", "/tmp/started"]}
-      periodSeconds: 1
-      failureThreshold: 20
-    livenessProbe:
-      exec: {command: ["cat", "/tmp/started"]}
-      periodSeconds: 1
-      failureThreshold: 1
-    readinessProbe:
-      exec: {command: ["true"]}
-      periodSeconds: 1
-`)
+	m := testdata("probes/startup.yaml")
 	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
@@ -163,21 +89,7 @@ spec:
 func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-hook-poststart
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 1; cat /tmp/hook"]
-    lifecycle:
-      postStart:
-        exec: {command: ["sh", "-c", "echo from-poststart > /tmp/hook"]}
-`)
+	m := testdata("probes/poststart.yaml")
 	r := e.runPodrun([]string{"-f", m}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, "from-poststart") {
@@ -188,21 +100,7 @@ spec:
 func TestE2EHookPostStartFailureKillsTheContainer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-hook-poststart-fail
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sleep", "600"]
-    lifecycle:
-      postStart:
-        exec: {command: ["sh", "-c", "exit 3"]}
-`)
+	m := testdata("probes/poststart-fail.yaml")
 	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
 	if r.code == 0 {
 		t.Fatalf("exit 0\n%s", r)
@@ -219,24 +117,7 @@ spec:
 func TestE2EHookPreStopRunsBeforeSIGTERM(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-hook-prestop
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 5
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "trap 'echo got-term; exit 0' TERM; touch /tmp/trapped; echo up; while true; do sleep 0.2; done"]
-    readinessProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-    lifecycle:
-      preStop:
-        exec: {command: ["sh", "-c", "echo in-prestop > /proc/1/fd/1; sleep 1"]}
-`)
+	m := testdata("probes/prestop.yaml")
 	r := e.runPodrun([]string{"--wait", "ready", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
 	i, j := strings.Index(r.stdout, "in-prestop"), strings.Index(r.stdout, "got-term")
@@ -255,40 +136,7 @@ func TestE2EHookPreStopOnDown(t *testing.T) {
 	e := newEnv(t)
 	out := t.TempDir()
 	name := "e2e-hook-down-" + randomSuffix(t)
-	m := manifest(t, "pod.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 10
-  volumes:
-  - name: out
-    hostPath: {path: %s, type: Directory}
-  initContainers:
-  - name: side
-    image: busybox:1.28
-    restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo term-side >> /out/log; exit 0' TERM; touch /tmp/trapped; while true; do sleep 0.2; done"]
-    readinessProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-    volumeMounts: [{name: out, mountPath: /out}]
-    lifecycle:
-      preStop:
-        exec: {command: ["sh", "-c", "echo prestop-side >> /out/log"]}
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "trap 'sleep 1; echo term-main >> /out/log; exit 0' TERM; touch /tmp/trapped; while true; do sleep 0.2; done"]
-    readinessProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-    volumeMounts: [{name: out, mountPath: /out}]
-    lifecycle:
-      preStop:
-        exec: {command: ["sh", "-c", "echo prestop-main >> /out/log"]}
-`, name, out))
+	m := fromTemplate(t, "probes/prestop-down.yaml", "NAME", name, "OUT", out)
 	e.downOnCleanup(name)
 	r := e.runPodrun([]string{"-d", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
 	expectCode(t, r, 0)
@@ -320,23 +168,7 @@ spec:
 func TestE2EHookGracePeriodCutAtItsEnd(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-grace-cut
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "trap '' TERM; touch /tmp/trapped; echo up; while true; do sleep 0.2; done"]
-    # Ready once the trap is set: a loaded machine may otherwise deliver
-    # SIGTERM before it, and the shell dies at once.
-    readinessProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-`)
+	m := testdata("probes/grace-cut.yaml")
 	p := e.startPodrun([]string{"--wait", "ready", "-f", m}, "")
 	p.waitStderr("Killing", 60*time.Second)
 	start := time.Now()
