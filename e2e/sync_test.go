@@ -1,10 +1,10 @@
 //go:build e2e
 
-package main
+package e2e
 
-// End-to-end tests of the sync loop on the real testbed: init containers in
-// order and failing, a sidecar Job, restarts with the kubelet's back-off,
-// CrashLoopBackOff in -o json, and image pulls that fail for good.
+// The sync loop end to end: init containers in order and failing, a
+// sidecar Job, restarts with the kubelet's back-off, CrashLoopBackOff in
+// -o json, and image pulls that fail for good.
 
 import (
 	"os"
@@ -38,35 +38,7 @@ func uptimes(t *testing.T, out, tag string) []float64 {
 func TestE2ESyncInitContainersRunInOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-init-order
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  volumes:
-  - name: d
-    emptyDir: {}
-  initContainers:
-  - name: one
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 0.3; echo one >> /d/order"]
-    volumeMounts: [{name: d, mountPath: /d}]
-  - name: two
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 0.2; echo two >> /d/order"]
-    volumeMounts: [{name: d, mountPath: /d}]
-  - name: three
-    image: busybox:1.28
-    command: ["sh", "-c", "echo three >> /d/order"]
-    volumeMounts: [{name: d, mountPath: /d}]
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "cat /d/order"]
-    volumeMounts: [{name: d, mountPath: /d}]
-`)
+	m := testdata("sync/init-order.yaml")
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	// With -o json the containers' output goes to stderr.
@@ -95,22 +67,7 @@ spec:
 func TestE2ESyncInitFailureUnderNeverFailsThePod(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-init-never
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 2
-  initContainers:
-  - name: bad
-    image: busybox:1.28
-    command: ["sh", "-c", "exit 6"]
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "echo main-must-not-run"]
-`)
+	m := testdata("sync/init-never.yaml")
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 6)
 	if strings.Contains(r.stderr, "main-must-not-run") {
@@ -134,26 +91,7 @@ spec:
 func TestE2ESyncInitFailureUnderOnFailureIsRetried(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-init-retry
-spec:
-  restartPolicy: OnFailure
-  terminationGracePeriodSeconds: 2
-  volumes:
-  - name: d
-    emptyDir: {}
-  initContainers:
-  - name: flaky
-    image: busybox:1.28
-    command: ["sh", "-c", "echo try $(cat /proc/uptime); if [ -e /d/once ]; then echo second; exit 0; fi; touch /d/once; echo first; exit 4"]
-    volumeMounts: [{name: d, mountPath: /d}]
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "echo main ran"]
-`)
+	m := testdata("sync/init-retry.yaml")
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
@@ -185,22 +123,7 @@ spec:
 func TestE2ESyncInitFailureUnderAlwaysBacksOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-init-always
-spec:
-  restartPolicy: Always
-  terminationGracePeriodSeconds: 2
-  initContainers:
-  - name: bad
-    image: busybox:1.28
-    command: ["sh", "-c", "exit 2"]
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 100"]
-`)
+	m := testdata("sync/init-always.yaml")
 	r := e.runPodrun([]string{"--timeout", "15s", "-o", "json", "-f", m}, "")
 	expectCode(t, r, 124)
 	p := parsePod(t, r.stdout)
@@ -230,40 +153,7 @@ spec:
 func TestE2ESyncSidecarJobCompletes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-sidecar-job
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 10
-  volumes:
-  - name: d
-    emptyDir: {}
-  initContainers:
-  - name: side1
-    image: busybox:1.28
-    restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo side1 stopping; cat /d/stopped; echo side1 last line; exit 42' TERM; touch /tmp/trapped; echo side1 up; while true; do sleep 0.1; done"]
-    volumeMounts: [{name: d, mountPath: /d}]
-    # Started once the trap is set (the next container waits for that).
-    startupProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-  - name: side2
-    image: busybox:1.28
-    restartPolicy: Always
-    command: ["sh", "-c", "trap 'echo side2 >> /d/stopped; echo side2 last line; exit 43' TERM; touch /tmp/trapped; echo side2 up; while true; do sleep 0.1; done"]
-    volumeMounts: [{name: d, mountPath: /d}]
-    # Started once the trap is set (the next container waits for that).
-    startupProbe:
-      exec: {command: ["cat", "/tmp/trapped"]}
-      periodSeconds: 1
-  containers:
-  - name: main
-    image: busybox:1.28
-    command: ["sh", "-c", "sleep 1; echo main done"]
-`)
+	m := testdata("sync/sidecar-job.yaml")
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	if r.elapsed > 15*time.Second {
@@ -304,22 +194,7 @@ spec:
 func TestE2ESyncOnFailureRestartBackOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: e2e-sync-onfailure
-spec:
-  restartPolicy: OnFailure
-  terminationGracePeriodSeconds: 2
-  volumes:
-  - name: d
-    emptyDir: {}
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: ["sh", "-c", "echo run $(cat /proc/uptime); n=$(cat /d/n 2>/dev/null || echo 0); echo $((n+1)) > /d/n; [ $n -ge 2 ] || exit 3"]
-    volumeMounts: [{name: d, mountPath: /d}]
-`)
+	m := testdata("sync/onfailure.yaml")
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	ts := uptimes(t, r.stderr, "run")
@@ -351,7 +226,7 @@ spec:
 func TestE2ESyncCrashLoopBackOffInJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", podManifest("e2e-sync-crashloop", "OnFailure", "busybox:1.28", 2, "echo crashing; exit 1"))
+	m := testdata("sync/crashloop.yaml")
 	// 9 s: room for both runs on a loaded machine, and still inside the
 	// 10 s back-off that follows the second.
 	r := e.runPodrun([]string{"--timeout", "9s", "-o", "json", "-f", m}, "")
@@ -389,7 +264,7 @@ func TestE2ESyncPermanentPullFailureEndsTheRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			m := manifest(t, "pod.yaml", podManifest("e2e-sync-pull", "Never", tc.image, 2, ""))
+			m := fromTemplate(t, "sync/pull.yaml", "IMAGE", tc.image)
 			r := e.runPodrun([]string{"--timeout", "60s", "-o", "json", "-f", m}, "")
 			expectCode(t, r, 125)
 			if r.elapsed > 10*time.Second {
