@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -586,3 +587,42 @@ func (e *env) downOnCleanup(names ...string) {
 // ------------------------------------------------- logs dir, node, config --
 
 // ----------------------------------------------------- output edge cases --
+
+// -------------------------- used by the root tests until they move to e2e/ --
+
+// stopNow ends a podrun that runs long-running corpus pods: a SIGTERM, then
+// a second one so that containers that ignore SIGTERM (sh or sleep as PID
+// 1) are killed at once; podrun still tears everything down.
+func stopNow(t *testing.T, p *proc) {
+	t.Helper()
+	p.signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	// The second signal forces; a teardown that already finished (a
+	// container that exits at once on SIGTERM) needs none.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("signalling podrun: %v", err)
+	}
+	if code := p.wait(60 * time.Second); code != 143 {
+		t.Errorf("podrun exit %d after SIGTERM, want 143\nstderr:\n%s", code, p.stderr.String())
+	}
+}
+
+// nodeCPUs is the number of CPUs podrun reports as the node's allocatable.
+func nodeCPUs(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/sys/fs/cgroup/cpuset/cpuset.effective_cpus")
+	if err != nil {
+		b, _ = os.ReadFile("/sys/devices/system/cpu/online")
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, _ := strconv.Atoi(lo)
+		z := a
+		if ok {
+			z, _ = strconv.Atoi(hi)
+		}
+		n += z - a + 1
+	}
+	return n
+}
