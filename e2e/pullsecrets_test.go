@@ -1,6 +1,8 @@
 //go:build e2e
 
-// End-to-end tests of image pull credentials against the testbed's private
+package e2e
+
+// Image pull credentials end to end, against the testbed's private
 // registry (basic auth, trusted by containerd, which has no credentials for
 // it): imagePullSecrets of both docker config types, node credentials in
 // --root-dir/config.json and --image-credentials, refusals without or with
@@ -11,13 +13,10 @@
 // that TestE2EImagePrivateWithoutAuth, which runs with the parallel tests,
 // finds it absent).
 
-package main
-
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,25 +72,24 @@ func (p privateRegistry) dockerConfig(password string, legacy bool) string {
 }
 
 // secretDoc is a docker config Secret; dockercfg selects the legacy type.
-func (p privateRegistry) secretDoc(name, password string, dockercfg bool) string {
-	typ, key := "kubernetes.io/dockerconfigjson", ".dockerconfigjson"
+func (p privateRegistry) secretDoc(t *testing.T, name, password string, dockercfg bool) string {
+	t.Helper()
+	file := "pullsecrets/secret-dockerconfigjson.yaml"
 	if dockercfg {
-		typ, key = "kubernetes.io/dockercfg", ".dockercfg"
+		file = "pullsecrets/secret-dockercfg.yaml"
 	}
 	data := base64.StdEncoding.EncodeToString([]byte(p.dockerConfig(password, dockercfg)))
-	return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: %s\ndata:\n  %s: %s\n", name, typ, key, data)
+	return fillTemplate(t, file, "NAME", name, "CONFIG", data)
 }
 
-// podDoc is a pod running the private image, which prints its marker file.
-func (p privateRegistry) podDoc(name string, pullSecrets ...string) string {
-	s := podManifest(name, "Never", p.image, 2, "cat /etc/podrun-private-image")
-	if len(pullSecrets) > 0 {
-		s += "  imagePullSecrets:\n"
-		for _, n := range pullSecrets {
-			s += "  - name: " + n + "\n"
-		}
+// podDoc is a pod running the private image, which prints its marker file,
+// with the credentials of Secret pullSecret when it is not "".
+func (p privateRegistry) podDoc(t *testing.T, name, pullSecret string) string {
+	t.Helper()
+	if pullSecret == "" {
+		return fillTemplate(t, "pullsecrets/pod.yaml", "NAME", name, "IMAGE", p.image)
 	}
-	return s
+	return fillTemplate(t, "pullsecrets/pod-secret.yaml", "NAME", name, "IMAGE", p.image, "SECRET", pullSecret)
 }
 
 const privateMarker = "podrun testbed private image"
@@ -134,7 +132,7 @@ func nodeEnv(t *testing.T) []string {
 func TestE2EPullSecretDockerConfigJSON(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", p.secretDoc("regcred", p.password, false)+"---\n"+p.podDoc("e2e-pull-json", "regcred"))
+	m := manifest(t, "pod.yaml", p.secretDoc(t, "regcred", p.password, false)+"---\n"+p.podDoc(t, "e2e-pull-json", "regcred"))
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stderr, privateMarker) || !strings.Contains(r.stderr, "Successfully pulled image") {
@@ -150,7 +148,7 @@ func TestE2EPullSecretDockerConfigJSON(t *testing.T) {
 func TestE2EPullSecretDockercfg(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", p.secretDoc("legacy", p.password, true)+"---\n"+p.podDoc("e2e-pull-dockercfg", "legacy"))
+	m := manifest(t, "pod.yaml", p.secretDoc(t, "legacy", p.password, true)+"---\n"+p.podDoc(t, "e2e-pull-dockercfg", "legacy"))
 	r := e.runPodrun([]string{"-o", "yaml", "-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stderr, privateMarker) {
@@ -165,7 +163,7 @@ func TestE2EPullSecretDockercfg(t *testing.T) {
 func TestE2EPullSecretRefusedWithout(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", p.podDoc("e2e-pull-nosecret"))
+	m := manifest(t, "pod.yaml", p.podDoc(t, "e2e-pull-nosecret", ""))
 	r := e.runPodrun([]string{"-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, "ErrImagePull") || !strings.Contains(r.stderr, p.image) ||
@@ -182,7 +180,7 @@ func TestE2EPullSecretWrongPassword(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
 	const wrong = "not-the-password-42"
-	m := manifest(t, "pod.yaml", p.secretDoc("regcred", wrong, false)+"---\n"+p.podDoc("e2e-pull-wrongpw", "regcred"))
+	m := manifest(t, "pod.yaml", p.secretDoc(t, "regcred", wrong, false)+"---\n"+p.podDoc(t, "e2e-pull-wrongpw", "regcred"))
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, "ErrImagePull") || !strings.Contains(r.stderr, "401 Unauthorized") ||
@@ -199,7 +197,7 @@ func TestE2EPullSecretWrongPassword(t *testing.T) {
 func TestE2EPullSecretMissingIsReported(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
-	m := manifest(t, "pod.yaml", p.podDoc("e2e-pull-missing", "", "regcred"))
+	m := fromTemplate(t, "pullsecrets/pod-missing-secret.yaml", "IMAGE", p.image)
 	r := e.runPodrun([]string{"-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 125)
 	want := "Warning: FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (regcred); attempting to pull the image may not succeed."
@@ -217,7 +215,7 @@ func TestE2EPullNodeCredentialsInRootDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "config.json"), []byte(p.dockerConfig(p.password, false)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := manifest(t, "pod.yaml", p.podDoc("e2e-pull-rootdir"))
+	m := manifest(t, "pod.yaml", p.podDoc(t, "e2e-pull-rootdir", ""))
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stderr, privateMarker) {
@@ -230,7 +228,7 @@ func TestE2EPullImageCredentialsFlag(t *testing.T) {
 	p := privateTestbed(t)
 	e := newEnv(t)
 	creds := manifest(t, "creds.json", p.dockerConfig(p.password, false))
-	m := manifest(t, "pod.yaml", p.podDoc("e2e-pull-flag"))
+	m := manifest(t, "pod.yaml", p.podDoc(t, "e2e-pull-flag", ""))
 	r := e.runPodrun([]string{"--image-credentials", creds, "-o", "yaml", "-f", m}, "", nodeEnv(t)...)
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stderr, privateMarker) {
@@ -250,13 +248,7 @@ func TestE2EPullImageCredentialsFlag(t *testing.T) {
 // its image "<your-private-image>" is not a valid reference, so the pod
 // ends with InvalidImageName (exit 125) before any pull.
 func TestE2EPullCorpusPrivateRegPod(t *testing.T) {
-	path, err := filepath.Abs(filepath.Join("..", "shared", "corpus", "website", "pods", "private-reg-pod.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("the corpus row is not there: %v", err)
-	}
+	path := corpusPod(t, "pods/private-reg-pod.yaml")
 	e := newEnv(t)
 	r := e.runPodrun([]string{"-o", "json", "-f", path}, "", nodeEnv(t)...)
 	expectCode(t, r, 125)
