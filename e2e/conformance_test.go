@@ -1,5 +1,7 @@
 //go:build e2e
 
+package e2e
+
 // The conformance test: every manifest of the shared corpus
 // (../shared/corpus/website, read in place, never copied into the project)
 // is a row of TestE2EConformance with its verdict from the corpus README,
@@ -23,14 +25,11 @@
 //     SIGTERMs (exit 143; the second one kills at once).
 //   - detached: host-side cgroup values: -d -o json, the host's cgroup files,
 //     then podrun down.
-package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,10 +38,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/podrun/podrun/runner"
 )
 
 // conformanceRunTimeout bounds one podrun of a row (the liveness rows take
@@ -64,7 +59,7 @@ type conformanceRow struct {
 	// why says why a STAND-IN, PARTIAL or NEG row runs and how it ends.
 	why string
 	// companions are corpus files passed with further -f flags; own is a
-	// manifest of ConfigMaps/Secrets the test writes (the row's "not in
+	// manifest of ConfigMaps/Secrets under testdata/e2e (the row's "not in
 	// repo" objects).
 	companions []string
 	own        string
@@ -88,19 +83,6 @@ func (c *conformanceCase) run() result {
 func (c *conformanceCase) start() *proc {
 	c.t.Helper()
 	return c.e.startPodrun(c.args, "")
-}
-
-// corpusRoot is ../shared/corpus/website, absolute.
-func corpusRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "shared", "corpus", "website"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("the corpus is not beside the repo (../shared/corpus): %v", err)
-	}
-	return root
 }
 
 func TestE2EConformance(t *testing.T) {
@@ -163,7 +145,7 @@ func TestE2EConformance(t *testing.T) {
 					c.args = append(c.args, "-f", filepath.Join(root, comp))
 				}
 				if row.own != "" {
-					c.args = append(c.args, "-f", manifest(t, "companions.yaml", row.own))
+					c.args = append(c.args, "-f", testdata(row.own))
 				}
 				c.args = append(c.args, row.flags...)
 				row.check(c)
@@ -203,28 +185,6 @@ func TestE2EConformance(t *testing.T) {
 
 // podCheck checks one pod of podrun's -o json output.
 type podCheck func(t *testing.T, pod *v1.Pod)
-
-// podsOf decodes -o json output: one Pod or a List.
-func podsOf(t *testing.T, out string) []*v1.Pod {
-	t.Helper()
-	var head struct{ Kind string }
-	if err := yaml.Unmarshal([]byte(out), &head); err != nil {
-		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
-	}
-	if head.Kind == "List" {
-		return parseList(t, out)
-	}
-	return []*v1.Pod{parsePod(t, out)}
-}
-
-func condition(pod *v1.Pod, ct v1.PodConditionType) v1.ConditionStatus {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == ct {
-			return c.Status
-		}
-	}
-	return ""
-}
 
 // readyRow: --wait=ready, exit 0, every pod Running and Ready when the wait
 // ended, then the row's checks.
@@ -278,30 +238,6 @@ func succeededRow(want ...string) func(c *conformanceCase) {
 
 var succeededFlags = []string{"-q", "-o", "json", "--timeout", "60s"}
 
-// expectHasLines fails unless each of want is a whole line of out.
-func expectHasLines(t *testing.T, out string, want ...string) {
-	t.Helper()
-	have := map[string]bool{}
-	for _, l := range lines(out) {
-		have[l] = true
-	}
-	for _, w := range want {
-		if !have[w] {
-			t.Errorf("output lacks the line %q:\n%s", w, out)
-		}
-	}
-}
-
-// expectMatch fails unless out matches each regexp (multi-line mode).
-func expectMatch(t *testing.T, out string, res ...string) {
-	t.Helper()
-	for _, re := range res {
-		if !regexp.MustCompile("(?m)" + re).MatchString(out) {
-			t.Errorf("output does not match %s:\n%s", re, out)
-		}
-	}
-}
-
 // timedOutRow: the pod never ends by itself; the row's outcome is in its
 // output and status so far. Exit 124; check gets the pod as podrun observed
 // it when the timeout hit and the container output (-q -o json: stderr).
@@ -316,18 +252,6 @@ func timedOutRow(check func(t *testing.T, pod *v1.Pod, out string)) func(c *conf
 
 func timedOutFlags(timeout string) []string {
 	return []string{"--wait=complete", "--timeout", timeout, "-q", "-o", "json"}
-}
-
-// containerStatus is the status of the container or init container name.
-func rowContainerStatus(t *testing.T, pod *v1.Pod, name string) v1.ContainerStatus {
-	t.Helper()
-	for _, cs := range append(append([]v1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		if cs.Name == name {
-			return cs
-		}
-	}
-	t.Fatalf("no status of container %s in %+v", name, pod.Status)
-	return v1.ContainerStatus{}
 }
 
 // execRow: run the pod, wait until container ctr started, run script in it
@@ -350,26 +274,6 @@ func execRow(pod, ctr, script string, check func(t *testing.T, out string)) func
 		}
 		check(t, out)
 	}
-}
-
-// execOut runs cmd in container ctr of pod, run by podrun process p, and
-// returns its stdout and stderr together and its exit code.
-func execOut(p *proc, pod, ctr string, cmd ...string) (string, int32, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := rtClient.ListContainers(ctx, &runtimeapi.ContainerFilter{
-		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-		LabelSelector: map[string]string{
-			runner.LabelPID: strconv.Itoa(p.cmd.Process.Pid), "io.kubernetes.pod.name": pod, "io.kubernetes.container.name": ctr,
-		}})
-	if err != nil {
-		return "", 0, err
-	}
-	if len(cs) != 1 {
-		return "", 0, fmt.Errorf("%d running containers %s/%s", len(cs), pod, ctr)
-	}
-	out, errOut, code, err := rtClient.ExecSync(ctx, cs[0].Id, cmd, 15*time.Second)
-	return string(out) + string(errOut), code, err
 }
 
 // rejectedRow: admission rejects the pod: exit 125, the kubelet's reason,
@@ -428,24 +332,18 @@ func cgroupRow(nsName string, class v1.PodQOSClass, files map[string]string) fun
 			rel = filepath.Join(rel, strings.ToLower(string(class)))
 		}
 		rel = filepath.Join(rel, "pod"+string(pod.UID))
-		for file, want := range files {
+		want := map[string]string{}
+		for file, value := range files {
 			ctl, name, _ := strings.Cut(file, "/")
-			if got := cgroupFile(t, ctl, rel, name); got != want {
-				t.Errorf("host %s/%s/%s = %q, want %s", ctl, rel, name, got, want)
-			}
+			want[filepath.Join(ctl, rel, name)] = value
 		}
+		expectCgroupFiles(t, want)
 		expectCode(t, c.e.runPodrun([]string{"down", nsName}, ""), 0)
 		expectCgroupGone(t, rel)
 	}
 }
 
 var detachFlags = []string{"-d", "-q", "-o", "json", "--timeout", "60s"}
-
-// hostHasAppArmor is the kubelet's check of the host.
-func hostHasAppArmor() bool {
-	b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
-	return err == nil && strings.HasPrefix(string(b), "Y")
-}
 
 // ------------------------------------------------------------------ rows --
 
@@ -455,58 +353,6 @@ const (
 	skipPVC     = "needs a PersistentVolumeClaim, which only an API server binds"
 	skipEcho    = "needs hashicorp/http-echo, which the testbed does not mirror"
 	skipNoImage = "the testbed does not mirror "
-)
-
-// Companions the corpus does not hold ("not in repo" in its README).
-const (
-	// game-demo as the ConfigMap concept page defines it.
-	gameDemoConfigMap = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: game-demo
-data:
-  player_initial_lives: "3"
-  ui_properties_file_name: "user-interface.properties"
-  game.properties: |
-    enemy.types=aliens,monsters
-    player.maximum-lives=5
-  user-interface.properties: |
-    color.good=purple
-    color.bad=yellow
-    allow.textmode=true
-`
-	// myconfigmap of configmap/env-configmap.yaml, as the docs create it.
-	myConfigMap = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: myconfigmap
-data:
-  username: k8s-admin
-  access_level: "1"
-`
-	// mysecret and myconfigmap of projected-secret-downwardapi-configmap.
-	projectedObjects = `apiVersion: v1
-kind: Secret
-metadata: {name: mysecret}
-stringData: {username: my-app}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: myconfigmap}
-data: {config: my-config-value}
-`
-	// user and pass of storage/projected.yaml (the docs make them from
-	// username.txt and password.txt).
-	projectedSecrets = `apiVersion: v1
-kind: Secret
-metadata: {name: user}
-stringData: {username.txt: admin}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: pass}
-stringData: {password.txt: 1f2d1e2e67df}
-`
 )
 
 func conformanceRows() []conformanceRow {
@@ -593,20 +439,20 @@ func conformanceRows() []conformanceRow {
 		// ---------------------------------------------------- configmap/
 		{path: "configmap/configmap-multikeys.yaml", verdict: "n/a", skip: skipData},
 		{path: "configmap/configmaps.yaml", verdict: "n/a", skip: skipData},
-		{path: "configmap/configure-pod.yaml", verdict: "YES+CM", own: gameDemoConfigMap,
+		{path: "configmap/configure-pod.yaml", verdict: "YES+CM", own: "corpus/game-demo.yaml",
 			why: "exec: env from configMapKeyRef and the two items of the ConfigMap volume (game-demo written by the test)",
 			check: execRow("configmap-demo-pod", "demo", `env; ls /config; cat /config/game.properties`, func(t *testing.T, out string) {
 				expectHasLines(t, out, "PLAYER_INITIAL_LIVES=3", "UI_PROPERTIES_FILE_NAME=user-interface.properties",
 					"game.properties", "user-interface.properties", "enemy.types=aliens,monsters")
 			})},
-		{path: "configmap/env-configmap.yaml", verdict: "PARTIAL", own: myConfigMap, flags: []string{"--wait=complete", "-q", "-o", "json", "--timeout", "60s"},
+		{path: "configmap/env-configmap.yaml", verdict: "PARTIAL", own: "corpus/myconfigmap.yaml", flags: []string{"--wait=complete", "-q", "-o", "json", "--timeout", "60s"},
 			why: "runs: the testbed's busybox has a printenv and the test writes myconfigmap; printenv prints the envFrom keys and exits 0; under Always --wait=complete ends at that first exit (exit 0), so the restart itself is checked by commands.yaml",
 			check: func(c *conformanceCase) {
 				t := c.t
 				r := c.run()
 				expectCode(t, r, 0)
 				expectHasLines(t, r.stderr, "username=k8s-admin", "access_level=1", "HOSTNAME=env-configmap")
-				if cs := rowContainerStatus(t, parsePod(t, r.stdout), "app"); cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+				if cs := containerStatus(t, parsePod(t, r.stdout), "app"); cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
 					t.Errorf("container %+v, want terminated 0", cs.State)
 				}
 			}},
@@ -642,7 +488,7 @@ func conformanceRows() []conformanceRow {
 				if n := strings.Count(out, "command-demo\n"); n < 2 {
 					t.Errorf("command-demo printed %d times, want at least 2 (a restart)\n%s", n, out)
 				}
-				cs := rowContainerStatus(t, p, "command-demo-container")
+				cs := containerStatus(t, p, "command-demo-container")
 				if cs.RestartCount < 1 {
 					t.Errorf("restartCount %d, want >= 1", cs.RestartCount)
 				}
@@ -672,7 +518,7 @@ func conformanceRows() []conformanceRow {
 				if p.Status.Phase != v1.PodPending {
 					t.Errorf("phase %s, want Pending", p.Status.Phase)
 				}
-				ics := rowContainerStatus(t, p, "install")
+				ics := containerStatus(t, p, "install")
 				if ics.RestartCount < 1 {
 					t.Errorf("init restartCount %d, want >= 1", ics.RestartCount)
 				}
@@ -681,7 +527,7 @@ func conformanceRows() []conformanceRow {
 						t.Errorf("init container %+v, want a failed termination", ics)
 					}
 				}
-				cs := rowContainerStatus(t, p, "nginx")
+				cs := containerStatus(t, p, "nginx")
 				if w := cs.State.Waiting; w == nil || w.Reason != "PodInitializing" || cs.RestartCount != 0 {
 					t.Errorf("nginx %+v, want waiting PodInitializing, never started", cs)
 				}
@@ -754,7 +600,7 @@ func conformanceRows() []conformanceRow {
 			why: "never exits: --timeout 15s (124); the adapter sidecar (started before main-app) logs adapted: <date> raw event",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				expectMatch(t, out, `^\[pod/adapter-pattern-example/adapter\] adapted: .* raw event`)
-				if cs := rowContainerStatus(t, p, "adapter"); cs.State.Running == nil {
+				if cs := containerStatus(t, p, "adapter"); cs.State.Running == nil {
 					t.Errorf("sidecar adapter %+v, want running", cs.State)
 				}
 			})},
@@ -814,7 +660,7 @@ func conformanceRows() []conformanceRow {
 				r := c.run()
 				expectCode(t, r, 124)
 				p := parsePod(t, r.stdout)
-				cs := rowContainerStatus(t, p, "liveness")
+				cs := containerStatus(t, p, "liveness")
 				if cs.RestartCount < 1 {
 					t.Errorf("restartCount %d, want >= 1", cs.RestartCount)
 				}
@@ -834,7 +680,7 @@ func conformanceRows() []conformanceRow {
 				c.args = withoutFlag(c.args, "-q")
 				r := c.run()
 				expectCode(t, r, 124)
-				cs := rowContainerStatus(t, parsePod(t, r.stdout), "nginx")
+				cs := containerStatus(t, parsePod(t, r.stdout), "nginx")
 				if cs.RestartCount < 1 {
 					t.Errorf("restartCount %d, want >= 1", cs.RestartCount)
 				}
@@ -866,7 +712,7 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/resource/pod-level-memory-request-limit.yaml", verdict: "NEG", flags: timedOutFlags("15s"), slow: true,
 			why: "the nginx image has no stress: the container cannot start and Always retries with back-off: --timeout 15s (124), never Running, the start error names stress",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
-				cs := rowContainerStatus(t, p, "memory-demo-ctr")
+				cs := containerStatus(t, p, "memory-demo-ctr")
 				if cs.State.Running != nil || cs.Ready {
 					t.Errorf("container %+v, want it never running", cs.State)
 				}
@@ -893,7 +739,7 @@ func conformanceRows() []conformanceRow {
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				expectMatch(t, out, `^\[pod/ml-worker/setup-environment\] Setting up environment$`, `^\[pod/ml-worker/main-application\] Application is running$`)
 				again := strings.Count(out, "Setting up environment") >= 2
-				if cs := rowContainerStatus(t, p, "watcher-sidecar"); !again && cs.RestartCount < 1 {
+				if cs := containerStatus(t, p, "watcher-sidecar"); !again && cs.RestartCount < 1 {
 					t.Errorf("after the sidecar's exit 88 neither the pod nor the sidecar restarted: %+v\n%s", cs, out)
 				}
 			})},
@@ -965,7 +811,7 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/storage/expandable-pvc-pod.yaml", verdict: "NO", skip: skipPVC},
 		{path: "pods/storage/projected-clustertrustbundle.yaml", verdict: "NO", skip: "clusterTrustBundle projections need the API server"},
 		{path: "pods/storage/projected-podcertificate.yaml", verdict: "NO", skip: "podCertificate projections need the API server and a signer"},
-		{path: "pods/storage/projected-secret-downwardapi-configmap.yaml", verdict: "YES+SEC+CM", own: projectedObjects,
+		{path: "pods/storage/projected-secret-downwardapi-configmap.yaml", verdict: "YES+SEC+CM", own: "corpus/projected-objects.yaml",
 			why: "exec: the projected volume holds the Secret's and ConfigMap's items and the downward API files (mysecret, myconfigmap written by the test)",
 			check: execRow("volume-test", "container-test", `cd /projected-volume; ls; cat my-group/my-username; echo; cat my-group/my-config; echo`, func(t *testing.T, out string) {
 				expectHasLines(t, out, "cpu_limit", "labels", "my-group", "my-app", "my-config-value")
@@ -973,7 +819,7 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/storage/projected-service-account-token.yaml", verdict: "NO/NEG", flags: []string{"--timeout", "60s"},
 			why:   "NEG: a serviceAccountToken projection needs an API server: refused before anything starts (125)",
 			check: refusedRow("serviceAccountToken projections are not supported")},
-		{path: "pods/storage/projected.yaml", verdict: "YES+SEC", own: projectedSecrets,
+		{path: "pods/storage/projected.yaml", verdict: "YES+SEC", own: "corpus/projected-secrets.yaml",
 			why: "exec: the projected volume holds both Secrets' files, read-only (user, pass written by the test)",
 			check: execRow("test-projected-volume", "test-projected-volume", `ls /projected-volume; cat /projected-volume/username.txt; echo; cat /projected-volume/password.txt; echo`, func(t *testing.T, out string) {
 				expectHasLines(t, out, "password.txt", "username.txt", "admin", "1f2d1e2e67df")

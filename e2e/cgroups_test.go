@@ -1,15 +1,14 @@
 //go:build e2e
 
-// End-to-end tests of pod cgroups (runner/cgroups.go) on the testbed, which
-// has cgroup v1 (hybrid) and the cgroupfs driver: the pod cgroup under
-// --cgroup-root by QoS class with the pod-level limits while the pod runs,
-// the container's own limits as the container sees them, and nothing left
-// once the pod is gone.
-package main
+package e2e
+
+// Pod cgroups end to end (runner/cgroups.go), on the testbed's cgroup v1
+// (hybrid) with the cgroupfs driver: the pod cgroup under --cgroup-root by
+// QoS class with the pod-level limits while the pod runs, the container's
+// own limits as the container sees them, and nothing left once the pod is
+// gone.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,17 +27,6 @@ const cgroupV1 = "/sys/fs/cgroup"
 // cgroup v2 hierarchy ("unified"), where the library makes it too.
 var cgroupControllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "devices", "freezer", "blkio", "systemd", "unified"}
 
-// randomSuffix keeps the cgroups and UIDs of concurrent tests (and of other
-// runs on the same testbed) apart.
-func randomSuffix(t *testing.T) string {
-	t.Helper()
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b[:])
-}
-
 // cgroupFile reads one value of a host cgroup file.
 func cgroupFile(t *testing.T, parts ...string) string {
 	t.Helper()
@@ -48,6 +36,17 @@ func cgroupFile(t *testing.T, parts ...string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// expectCgroupFiles fails the test unless each host cgroup file (a path
+// below the v1 mount) holds its value.
+func expectCgroupFiles(t *testing.T, want map[string]string) {
+	t.Helper()
+	for file, w := range want {
+		if got := cgroupFile(t, file); got != w {
+			t.Errorf("host %s = %q, want %s", file, got, w)
+		}
+	}
 }
 
 // expectCgroupGone fails the test while the cgroup rel (below every v1
@@ -61,43 +60,6 @@ func expectCgroupGone(t *testing.T, rel string) {
 	}
 }
 
-// waitStdout waits until podrun's stdout contains s.
-func (p *proc) waitStdout(s string, timeout time.Duration) {
-	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !strings.Contains(p.stdout.String(), s) {
-		select {
-		case <-p.done:
-			if strings.Contains(p.stdout.String(), s) {
-				return
-			}
-			p.t.Fatalf("podrun ended (exit %d) before printing %q.\nstdout:\n%s\nstderr:\n%s", p.code, s, p.stdout.String(), p.stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("podrun did not print %q within %s.\nstdout:\n%s\nstderr:\n%s", s, timeout, p.stdout.String(), p.stderr.String())
-		}
-	}
-}
-
-// cgroupPod is a one-container busybox pod with a fixed UID whose container
-// runs script and then sleeps long enough for the test to look at the host.
-func cgroupPod(name, uid, resources, script string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-  uid: %s
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: busybox
-    command: ["sh", "-c", %q]
-%s`, name, uid, script+"; echo done-"+name+"; sleep 4", resources)
-}
-
 // TestE2ECgroupGuaranteed: a Guaranteed pod's container sees its memory and
 // cpu limits in its own cgroup; the pod cgroup is /podrun/pod<uid> with the
 // pod-level values while the pod runs, and is gone after the run.
@@ -105,26 +67,17 @@ func TestE2ECgroupGuaranteed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	uid := "e2e-cgroup-" + randomSuffix(t)
-	res := `    resources:
-      requests: {cpu: 500m, memory: 128Mi}
-      limits: {cpu: 500m, memory: 128Mi}
-`
-	script := `echo "mem=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"; echo "quota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"; echo "period=$(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; echo "shares=$(cat /sys/fs/cgroup/cpu/cpu.shares)"; echo "cgroup=$(grep :memory: /proc/self/cgroup)"`
-	p := e.startPodrun([]string{"-f", manifest(t, "pod.yaml", cgroupPod("e2e-cgroup-g", uid, res, script))}, "")
+	p := e.startPodrun([]string{"-f", fromTemplate(t, "cgroups/guaranteed.yaml", "UID", uid)}, "")
 	p.waitStdout("done-e2e-cgroup-g", 60*time.Second)
 
 	// While the container sleeps: the pod cgroup on the host.
 	pod := filepath.Join("podrun", "pod"+uid)
-	for file, want := range map[string]string{
+	expectCgroupFiles(t, map[string]string{
 		"cpu/" + pod + "/cpu.shares":               "512",
 		"cpu/" + pod + "/cpu.cfs_quota_us":         "50000",
 		"cpu/" + pod + "/cpu.cfs_period_us":        "100000",
 		"memory/" + pod + "/memory.limit_in_bytes": "134217728",
-	} {
-		if got := cgroupFile(t, file); got != want {
-			t.Errorf("host %s = %q, want %s", file, got, want)
-		}
-	}
+	})
 	r := p.result(defaultRunTimeout)
 	expectCode(t, r, 0)
 
@@ -147,19 +100,15 @@ func TestE2ECgroupQOSClasses(t *testing.T) {
 	suffix := randomSuffix(t)
 	root := "/podrun/e2e-" + suffix
 	bUID, eUID := "e2e-burstable-"+suffix, "e2e-besteffort-"+suffix
-	burstable := cgroupPod("e2e-cgroup-b", bUID, `    resources:
-      requests: {cpu: 100m, memory: 32Mi}
-      limits: {memory: 64Mi}
-`, "true")
-	bestEffort := cgroupPod("e2e-cgroup-e", eUID, "", "true")
-	p := e.startPodrun([]string{"--cgroup-root", root, "-f", manifest(t, "pods.yaml", burstable+"---\n"+bestEffort)}, "")
+	m := fromTemplate(t, "cgroups/qos.yaml", "BURSTABLE_UID", bUID, "BESTEFFORT_UID", eUID)
+	p := e.startPodrun([]string{"--cgroup-root", root, "-f", m}, "")
 	p.waitStdout("done-e2e-cgroup-b", 60*time.Second)
 	p.waitStdout("done-e2e-cgroup-e", 30*time.Second)
 
 	rel := strings.TrimPrefix(root, "/")
 	bPod := filepath.Join(rel, "burstable", "pod"+bUID)
 	ePod := filepath.Join(rel, "besteffort", "pod"+eUID)
-	for file, want := range map[string]string{
+	expectCgroupFiles(t, map[string]string{
 		// Burstable: shares from the request, no quota (no cpu limit),
 		// the memory limit (every container has one).
 		"cpu/" + bPod + "/cpu.shares":               "102",
@@ -169,11 +118,7 @@ func TestE2ECgroupQOSClasses(t *testing.T) {
 		// BestEffort: shares 2, on the pod and its QoS cgroup.
 		"cpu/" + ePod + "/cpu.shares":           "2",
 		"cpu/" + rel + "/besteffort/cpu.shares": "2",
-	} {
-		if got := cgroupFile(t, file); got != want {
-			t.Errorf("host %s = %q, want %s", file, got, want)
-		}
-	}
+	})
 	if got := cgroupFile(t, "memory", ePod, "memory.limit_in_bytes"); got == "67108864" {
 		t.Errorf("the BestEffort pod got a memory limit")
 	}
@@ -195,15 +140,11 @@ func TestE2ECgroupQOSCorpus(t *testing.T) {
 		t.Fatalf("pod %s/%s qosClass %q, want qos-example and Guaranteed", pod.Namespace, pod.Name, pod.Status.QOSClass)
 	}
 	rel := filepath.Join("podrun", "pod"+string(pod.UID))
-	for file, want := range map[string]string{
+	expectCgroupFiles(t, map[string]string{
 		"cpu/" + rel + "/cpu.shares":               "716",
 		"cpu/" + rel + "/cpu.cfs_quota_us":         "70000",
 		"memory/" + rel + "/memory.limit_in_bytes": "209715200",
-	} {
-		if got := cgroupFile(t, file); got != want {
-			t.Errorf("host %s = %q, want %s", file, got, want)
-		}
-	}
+	})
 	expectCode(t, e.runPodrun([]string{"down", "qos-example/qos-demo"}, ""), 0)
 	expectCgroupGone(t, rel)
 }
@@ -226,16 +167,8 @@ func TestE2ECgroupConcurrentRuns(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for j := range rounds {
 				name := fmt.Sprintf("e2e-cgroup-conc-%d-%d", i, j)
-				m := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  hostNetwork: true
-  containers: [{name: c, image: busybox, command: ["true"]}]
-`, name)
-				r := e.startPodrun([]string{"-q", "--cgroup-root", root, "-f", manifest(t, name+".yaml", m)}, "").result(defaultRunTimeout)
+				m := fromTemplate(t, "cgroups/concurrent.yaml", "NAME", name)
+				r := e.startPodrun([]string{"-q", "--cgroup-root", root, "-f", m}, "").result(defaultRunTimeout)
 				if r.code != 0 {
 					errs <- fmt.Sprintf("%s: exit %d\n%s", name, r.code, r)
 				}

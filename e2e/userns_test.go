@@ -1,10 +1,12 @@
 //go:build e2e
 
-package main
+package e2e
+
+// User namespaces end to end: hostUsers: false pods get their own ID
+// ranges where the runtime supports them, and are refused where it does not.
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -35,21 +37,6 @@ func usernsSupported(t *testing.T) bool {
 	return supported
 }
 
-func usernsPodManifest(name string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s}
-spec:
-  hostUsers: false
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: busybox
-    command: ["sh", "-c", "cat /proc/self/uid_map; sleep 3"]
-`, name)
-}
-
 // TestE2EUsernsHostUsersFalse: a hostUsers:false pod maps 0 to its own
 // 65536 host IDs (base >= 65536), and a concurrent pod gets another range;
 // on a runtime without user namespace support podrun refuses the pod with
@@ -57,7 +44,7 @@ spec:
 func TestE2EUsernsHostUsersFalse(t *testing.T) {
 	e := newEnv(t)
 	if !usernsSupported(t) {
-		r := e.runPodrun([]string{"-f", manifest(t, "userns.yaml", usernsPodManifest("userns-a"))}, "")
+		r := e.runPodrun([]string{"-f", fromTemplate(t, "userns/pod.yaml", "NAME", "userns-a")}, "")
 		expectCode(t, r, 125)
 		for _, w := range []string{"spec.hostUsers: false needs a user namespace", "does not support user namespaces"} {
 			if !strings.Contains(r.stderr, w) {
@@ -71,8 +58,8 @@ func TestE2EUsernsHostUsersFalse(t *testing.T) {
 		t.Logf("runtime has no user namespace support: refused as expected")
 		return
 	}
-	a := e.startPodrun([]string{"-f", manifest(t, "a.yaml", usernsPodManifest("userns-a"))}, "")
-	b := e.startPodrun([]string{"-f", manifest(t, "b.yaml", usernsPodManifest("userns-b"))}, "")
+	a := e.startPodrun([]string{"-f", fromTemplate(t, "userns/pod.yaml", "NAME", "userns-a")}, "")
+	b := e.startPodrun([]string{"-f", fromTemplate(t, "userns/pod.yaml", "NAME", "userns-b")}, "")
 	ra, rb := a.result(3*time.Minute), b.result(3*time.Minute)
 	expectCode(t, ra, 0)
 	expectCode(t, rb, 0)

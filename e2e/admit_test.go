@@ -1,56 +1,18 @@
 //go:build e2e
 
-// End-to-end tests of admission (runner/admit.go): each kubelet rejection
-// reason exits 125 with the reason on stderr and nothing started, the same
-// pod runs once the node matches, and the corpus rows that admission
-// decides. Run them with:
-//
-//	make build && set -a && eval "$(bash hack/testbed.sh env)" && set +a &&
-//	go test -count=1 -tags e2e -run 'E2EAdmi' -v ./
-package main
+package e2e
+
+// Admission end to end (runner/admit.go): each kubelet rejection reason
+// exits 125 with the reason on stderr and nothing started, the same pod
+// runs once the node matches, and the corpus rows that admission decides.
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/podrun/podrun/runner"
 )
-
-// admitManifest is a pod that runs `true` once, with extra metadata and
-// spec lines (indented two spaces) and extra container lines (four).
-func admitManifest(name, meta, spec, ctr string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-%sspec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-%s  containers:
-  - name: c
-    image: busybox
-    command: ["true"]
-%s`, name, meta, spec, ctr)
-}
-
-// corpusPod is the absolute path of a row of the shared corpus, read in
-// place (../shared/corpus/website from the repo root).
-func corpusPod(t *testing.T, rel string) string {
-	t.Helper()
-	path, err := filepath.Abs(filepath.Join("..", "shared", "corpus", "website", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("corpus row: %v", err)
-	}
-	return path
-}
 
 // expectRejected checks a run that admission stopped: exit 125, the reason
 // and the kubelet's message on stderr for each pod named, and nothing
@@ -75,85 +37,68 @@ func expectRejected(t *testing.T, e *env, r result, reason string, pods ...strin
 	}
 }
 
-// sandboxesIn counts the sandboxes of pod name that this test's root dir
-// owns (other tests may run pods of the same name).
-func sandboxesIn(t *testing.T, e *env, name string) int {
-	t.Helper()
-	n := 0
-	for _, sb := range sandboxesOf(t, name) {
-		if sb.Annotations[runner.AnnotationRootDir] == e.root {
-			n++
-		}
-	}
-	return n
-}
-
 func TestE2EAdmitReasons(t *testing.T) {
 	t.Parallel()
-	twoPodsOnPort := admitManifest("admit-port-a", "", "", "    ports: [{containerPort: 80, hostPort: 18081}]\n") + "---\n" +
-		admitManifest("admit-port-b", "", "", "    ports: [{containerPort: 8080, hostPort: 18081}]\n")
 	var manyPods []string
 	for i := range 111 {
-		manyPods = append(manyPods, admitManifest(fmt.Sprintf("admit-many-%03d", i), "", "", ""))
+		manyPods = append(manyPods, fillTemplate(t, "admit/many.yaml", "NAME", fmt.Sprintf("admit-many-%03d", i)))
 	}
 	tests := []struct {
 		name     string
-		manifest string
+		file     string // under testdata/e2e/admit; "" for the 111 pods
 		flags    []string
 		reason   string
 		message  string // part of the message, "" = not checked
-		rejected string // the rejected pod; default the test's pod (POD in the manifest)
+		rejected string // the rejected pod
 	}{
 		{name: "cpu", reason: "OutOfcpu", message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: ",
-			manifest: admitManifest("POD", "", "", "    resources: {requests: {cpu: \"1000\"}}\n")},
+			file: "cpu.yaml", rejected: "admit-cpu"},
 		{name: "cpu less system-reserved", reason: "OutOfcpu", message: "requested: 100, used: 0, capacity: 0",
-			flags:    []string{"--system-reserved", "cpu=1000"},
-			manifest: admitManifest("POD", "", "", "    resources: {requests: {cpu: 100m}}\n")},
+			flags: []string{"--system-reserved", "cpu=1000"},
+			file:  "cpu-small.yaml", rejected: "admit-cpu-small"},
 		{name: "memory", reason: "OutOfmemory",
-			manifest: admitManifest("POD", "", "", "    resources: {requests: {memory: 100Ti}}\n")},
+			file: "memory.yaml", rejected: "admit-memory"},
 		{name: "ephemeral-storage", reason: "OutOfephemeral-storage",
-			manifest: admitManifest("POD", "", "", "    resources: {requests: {ephemeral-storage: 100Pi}}\n")},
+			file: "ephemeral-storage.yaml", rejected: "admit-ephemeral-storage"},
 		{name: "pods", reason: "OutOfpods", message: "Node didn't have enough resource: pods, requested: 1, used: 110, capacity: 110",
-			manifest: strings.Join(manyPods, "---\n"), rejected: "admit-many-110"},
+			rejected: "admit-many-110"},
 		{name: "extended resource", reason: "OutOfexample.com/dongle", message: "example.com/dongle, requested: 1, used: 0, capacity: 0",
-			manifest: admitManifest("POD", "", "", "    resources: {requests: {example.com/dongle: 1}, limits: {example.com/dongle: 1}}\n")},
+			file: "extended-resource.yaml", rejected: "admit-extended-resource"},
 		{name: "node name", reason: "NodeName", message: "Predicate NodeName failed: node(s) didn't match the requested node name",
-			manifest: admitManifest("POD", "", "  nodeName: another-node\n", "")},
+			file: "node-name.yaml", rejected: "admit-node-name"},
 		{name: "node selector", reason: "NodeAffinity", message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
-			manifest: admitManifest("POD", "", "  nodeSelector: {disktype: ssd}\n", "")},
+			file: "node-selector.yaml", rejected: "admit-node-selector"},
 		{name: "node affinity", reason: "NodeAffinity",
-			manifest: admitManifest("POD", "", "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: Gt, values: [\"7\"]}]}]}}}\n", "")},
+			file: "node-affinity.yaml", rejected: "admit-node-affinity"},
 		{name: "node labels that do not match", reason: "NodeAffinity",
-			flags:    []string{"--node-labels", "disktype=hdd"},
-			manifest: admitManifest("POD", "", "  nodeSelector: {disktype: ssd}\n", "")},
+			flags: []string{"--node-labels", "disktype=hdd"},
+			file:  "node-selector.yaml", rejected: "admit-node-selector"},
 		{name: "host ports", reason: "NodePorts", message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
-			manifest: twoPodsOnPort, rejected: "admit-port-b"},
+			file: "host-ports.yaml", rejected: "admit-port-b"},
 		{name: "unsafe sysctl", reason: "SysctlForbidden", message: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
-			manifest: admitManifest("POD", "", "  securityContext: {sysctls: [{name: kernel.msgmax, value: \"65536\"}]}\n", "")},
+			file: "sysctl-unsafe.yaml", rejected: "admit-sysctl-unsafe"},
 		{name: "unsafe sysctl not allowed by the flag", reason: "SysctlForbidden",
-			flags:    []string{"--allowed-unsafe-sysctls", "kernel.shm*"},
-			manifest: admitManifest("POD", "", "  securityContext: {sysctls: [{name: kernel.msgmax, value: \"65536\"}]}\n", "")},
+			flags: []string{"--allowed-unsafe-sysctls", "kernel.shm*"},
+			file:  "sysctl-unsafe.yaml", rejected: "admit-sysctl-unsafe"},
 		{name: "net sysctl with host network", reason: "SysctlForbidden", message: `"net.ipv4.tcp_syncookies" not allowed with host net enabled`,
-			manifest: admitManifest("POD", "", "  hostNetwork: true\n  securityContext: {sysctls: [{name: net.ipv4.tcp_syncookies, value: \"1\"}]}\n", "")},
+			file: "sysctl-net-hostnet.yaml", rejected: "admit-sysctl-net-hostnet"},
 		{name: "spec.os", reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS",
-			manifest: admitManifest("POD", "", "  os: {name: windows}\n", "")},
+			file: "os.yaml", rejected: "admit-os"},
 		{name: "os label", reason: "PodOSSelectorNodeLabelDoesNotMatch",
-			manifest: admitManifest("POD", "  labels: {kubernetes.io/os: windows}\n", "", "")},
+			file: "os-label.yaml", rejected: "admit-os-label"},
 		{name: "scheduling gates", reason: "SchedulingGated", message: "pod has scheduling gates example.com/foo",
-			manifest: admitManifest("POD", "", "  schedulingGates: [{name: example.com/foo}]\n", "")},
+			file: "scheduling-gates.yaml", rejected: "admit-scheduling-gates"},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			pod := fmt.Sprintf("admit-reason-%d", i)
-			args := append([]string{"-f", manifest(t, "pod.yaml", strings.ReplaceAll(tt.manifest, "POD", pod))}, tt.flags...)
-			r := e.runPodrun(args, "")
-			rejected := tt.rejected
-			if rejected == "" {
-				rejected = pod
+			path := testdata("admit/" + tt.file)
+			if tt.file == "" {
+				path = manifest(t, "pods.yaml", strings.Join(manyPods, "---\n"))
 			}
-			expectRejected(t, e, r, tt.reason, rejected)
+			r := e.runPodrun(append([]string{"-f", path}, tt.flags...), "")
+			expectRejected(t, e, r, tt.reason, tt.rejected)
 			if tt.message != "" && !strings.Contains(r.stderr, tt.message) {
 				t.Errorf("stderr lacks %q\n%s", tt.message, r)
 			}
@@ -166,22 +111,19 @@ func TestE2EAdmitReasons(t *testing.T) {
 // RuntimeDefault), and one asking for Unconfined, which it runs.
 func TestE2EAdmitAppArmor(t *testing.T) {
 	t.Parallel()
-	if b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled"); err == nil && strings.HasPrefix(string(b), "Y") {
+	if hostHasAppArmor() {
 		t.Skip("this host has AppArmor: the rejection needs a host without it")
 	}
 	e := newEnv(t)
-	r := e.runPodrun([]string{"-f", manifest(t, "pod.yaml", admitManifest("admit-apparmor", "", "",
-		"    securityContext: {appArmorProfile: {type: RuntimeDefault}}\n"))}, "")
+	r := e.runPodrun([]string{"-f", testdata("admit/apparmor-runtime-default.yaml")}, "")
 	expectRejected(t, e, r, "AppArmor", "admit-apparmor")
 	if want := "Cannot enforce AppArmor: AppArmor is not enabled on the host"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q\n%s", want, r)
 	}
-	r = e.runPodrun([]string{"-f", manifest(t, "annotated.yaml", admitManifest("admit-apparmor",
-		"  annotations: {container.apparmor.security.beta.kubernetes.io/c: localhost/deny-write}\n", "", ""))}, "")
+	r = e.runPodrun([]string{"-f", testdata("admit/apparmor-annotation.yaml")}, "")
 	expectRejected(t, e, r, "AppArmor", "admit-apparmor")
 
-	r = e.runPodrun([]string{"-f", manifest(t, "unconfined.yaml", admitManifest("admit-apparmor", "", "",
-		"    securityContext: {appArmorProfile: {type: Unconfined}}\n"))}, "")
+	r = e.runPodrun([]string{"-f", testdata("admit/apparmor-unconfined.yaml")}, "")
 	expectCode(t, r, 0)
 }
 
@@ -190,9 +132,7 @@ func TestE2EAdmitAppArmor(t *testing.T) {
 func TestE2EAdmitNodeLabels(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pod := manifest(t, "pod.yaml", admitManifest("admit-labels", "",
-		"  nodeSelector: {disktype: ssd}\n"+
-			"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: Gt, values: [\"7\"]}]}]}}}\n", ""))
+	pod := testdata("admit/node-labels.yaml")
 	r := e.runPodrun([]string{"-f", pod}, "")
 	expectRejected(t, e, r, "NodeAffinity", "admit-labels")
 
@@ -207,19 +147,7 @@ func TestE2EAdmitNodeLabels(t *testing.T) {
 func TestE2EAdmitAllowedUnsafeSysctls(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pod := manifest(t, "pod.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: admit-sysctl
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  securityContext: {sysctls: [{name: kernel.msgmax, value: "12345"}]}
-  containers:
-  - name: c
-    image: busybox
-    command: ["cat", "/proc/sys/kernel/msgmax"]
-`)
+	pod := testdata("admit/sysctl-allowed.yaml")
 	r := e.runPodrun([]string{"-f", pod, "--allowed-unsafe-sysctls", "kernel.msg*"}, "")
 	expectCode(t, r, 0)
 	if strings.TrimSpace(r.stdout) != "12345" {
@@ -233,8 +161,8 @@ func TestE2EAdmitOnePodRejectedNoneStarted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.runPodrun([]string{
-		"-f", manifest(t, "ok.yaml", admitManifest("admit-fits", "", "", "")),
-		"-f", manifest(t, "big.yaml", admitManifest("admit-big", "", "", "    resources: {requests: {cpu: \"1000\"}}\n")),
+		"-f", testdata("admit/fits.yaml"),
+		"-f", testdata("admit/big.yaml"),
 	}, "")
 	expectRejected(t, e, r, "OutOfcpu", "admit-big")
 	if n := sandboxesIn(t, e, "admit-fits"); n != 0 {
@@ -247,8 +175,7 @@ func TestE2EAdmitOnePodRejectedNoneStarted(t *testing.T) {
 func TestE2EAdmitOutputJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.runPodrun([]string{"-o", "json", "-f", manifest(t, "pod.yaml",
-		admitManifest("admit-json", "", "  nodeName: another-node\n", ""))}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("admit/output-json.yaml")}, "")
 	expectRejected(t, e, r, "NodeName", "admit-json")
 	p := parsePod(t, r.stdout)
 	want := "Pod was rejected: Predicate NodeName failed: node(s) didn't match the requested node name"
@@ -261,7 +188,7 @@ func TestE2EAdmitOutputJSON(t *testing.T) {
 // any manifest.
 func TestE2EAdmitBadFlags(t *testing.T) {
 	t.Parallel()
-	pod := manifest(t, "pod.yaml", admitManifest("admit-flags", "", "", ""))
+	pod := testdata("admit/flags.yaml")
 	for _, tt := range []struct{ flag, value, want string }{
 		{"--system-reserved", "cpu", "invalid --system-reserved"},
 		{"--system-reserved", "gpu=1", "invalid --system-reserved"},
