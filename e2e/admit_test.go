@@ -184,29 +184,6 @@ func TestE2EAdmitOutputJSON(t *testing.T) {
 	}
 }
 
-// TestE2EAdmitBadFlags refuses malformed admission flags before reading
-// any manifest.
-func TestE2EAdmitBadFlags(t *testing.T) {
-	t.Parallel()
-	pod := testdata("admit/flags.yaml")
-	for _, tt := range []struct{ flag, value, want string }{
-		{"--system-reserved", "cpu", "invalid --system-reserved"},
-		{"--system-reserved", "gpu=1", "invalid --system-reserved"},
-		{"--node-labels", "a b=c", "invalid --node-labels"},
-		{"--allowed-unsafe-sysctls", "vm.swappiness", "invalid --allowed-unsafe-sysctls"},
-	} {
-		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
-			e := newEnv(t)
-			r := e.runPodrun([]string{"-f", pod, tt.flag, tt.value}, "")
-			expectCode(t, r, 125)
-			if !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("stderr lacks %q\n%s", tt.want, r)
-			}
-			expectNothingCreated(t, e)
-		})
-	}
-}
-
 // TestE2EAdmitCorpus runs the corpus rows that admission decides, read in
 // place from ../shared/corpus/website.
 func TestE2EAdmitCorpus(t *testing.T) {
