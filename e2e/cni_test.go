@@ -84,8 +84,7 @@ func TestE2ECNIHostNetworkPodRunsWithBadConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	confDir, binDir := badCNI(t)
-	m := testdata("cni/hostnet-bad-config.yaml")
-	r := e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", binDir, "-f", m}, "")
+	r := e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", binDir, "-f", testdata("cni/hostnet-bad-config.yaml")}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, "host-network-ok") {
 		t.Errorf("the host-network pod's output is missing\n%s", r)
@@ -130,9 +129,8 @@ func TestE2ECNIHostPortOnLocalhost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const name, hostPort = "e2e-cni-hostport", "38080"
-	m := testdata("cni/hostport.yaml")
 	e.downOnCleanup(name)
-	r := e.runPodrun([]string{"-d", "-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-d", "-o", "json", "-f", testdata("cni/hostport.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
@@ -188,8 +186,7 @@ func TestE2ECNIInit(t *testing.T) {
 
 	// The pre-flight accepts it: a pod on the pod network runs (on the
 	// runtime's own network; the check only read this dir).
-	m := testdata("cni/init.yaml")
-	r = e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", bin, "-f", m}, "")
+	r = e.runPodrun([]string{"--cni-conf-dir", confDir, "--cni-bin-dir", bin, "-f", testdata("cni/init.yaml")}, "")
 	expectCode(t, r, 0)
 
 	// The second time: refused, the file unchanged.
@@ -206,8 +203,7 @@ func TestE2ECNIInit(t *testing.T) {
 func TestE2EHostNetwork(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("cni/hostnet.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("cni/hostnet.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if p.Status.Phase != v1.PodSucceeded {
@@ -236,8 +232,7 @@ func TestE2EHostNetwork(t *testing.T) {
 func TestE2EPodIP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("cni/podip.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("cni/podip.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {

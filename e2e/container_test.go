@@ -19,8 +19,7 @@ import (
 func TestE2EContainerSecurityContext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("container/secctx.yaml")
-	r := e.runPodrun([]string{"-q", "-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-o", "json", "-f", testdata("container/secctx.yaml")}, "")
 	expectCode(t, r, 0)
 	out := r.stderr
 	for _, want := range []string{
@@ -74,8 +73,7 @@ func TestE2EContainerRunAsNonRoot(t *testing.T) {
 func TestE2EContainerEnv(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("container/env.yaml")
-	r := e.runPodrun([]string{"-q", "-o", "json", "--node-name", "e2e-node", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-o", "json", "--node-name", "e2e-node", "-f", testdata("container/env.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if p.Status.PodIP == "" || p.Status.HostIP == "" {
@@ -110,8 +108,7 @@ func TestE2EContainerEnv(t *testing.T) {
 func TestE2EContainerOOMScoreAdj(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("container/oom.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("container/oom.yaml")}, "")
 	expectCode(t, r, 0)
 	got := map[string]int{}
 	for _, l := range lines(r.stdout) {
@@ -169,8 +166,7 @@ func ownOOMScoreAdj(t *testing.T, comm string) int {
 func TestE2EContainerSysctl(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("container/sysctl.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("container/sysctl.yaml")}, "")
 	expectCode(t, r, 0)
 	if r.stdout != "1\n80\n" {
 		t.Errorf("sysctls = %q, want 1 and 80\n%s", r.stdout, r)
@@ -180,8 +176,7 @@ func TestE2EContainerSysctl(t *testing.T) {
 func TestE2EContainerConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("container/config.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("container/config.yaml")}, "")
 	expectCode(t, r, 0)
 	if want := "cwd=/tmp B=alpha-beta host=e2e-config arg=alpha\n"; r.stdout != want {
 		t.Errorf("stdout %q, want %q", r.stdout, want)

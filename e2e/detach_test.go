@@ -83,8 +83,7 @@ func TestE2EDownByUIDAndNamespacedName(t *testing.T) {
 	e := newEnv(t)
 	a, b := "e2e-down-uid", "e2e-down-nsname"
 	e.downOnCleanup(a, b)
-	m := testdata("detach/down-uid.yaml")
-	r := e.runPodrun([]string{"-d", "-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-d", "-q", "-f", testdata("detach/down-uid.yaml")}, "")
 	expectCode(t, r, 0)
 	sbs := sandboxesOf(t, a)
 	if len(sbs) != 1 {
@@ -157,8 +156,7 @@ func TestE2EDownAll(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	m := testdata("detach/down-all.yaml")
-	r := e.runPodrun([]string{"-d", "-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-d", "-q", "-f", testdata("detach/down-all.yaml")}, "")
 	expectCode(t, r, 0)
 	for _, n := range names {
 		if len(sandboxesOf(t, n)) != 1 {

@@ -71,8 +71,7 @@ func TestE2ERuntimeEndpointDefaultsNoneAnswer(t *testing.T) {
 			t.Fatalf("a runtime answers on the default endpoint %s: this test needs none to answer", ep)
 		}
 	}
-	m := testdata("endpoint/none.yaml")
-	r := e.runPodrun([]string{"-f", m}, "", "CONTAINER_RUNTIME_ENDPOINT")
+	r := e.runPodrun([]string{"-f", testdata("endpoint/none.yaml")}, "", "CONTAINER_RUNTIME_ENDPOINT")
 	expectCode(t, r, 125)
 	for _, ep := range cri.DefaultEndpoints {
 		if !strings.Contains(r.stderr, strings.TrimPrefix(ep, "unix://")) {

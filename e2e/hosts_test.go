@@ -38,8 +38,7 @@ const hostAliasLines = "\n# Entries added by HostAliases.\n" +
 func TestE2EHostsFileWithHostAliases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("hosts/aliases.yaml")
-	r := e.runPodrun([]string{"-q", "-o", "json", "--cluster-domain", "cluster.local", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-o", "json", "--cluster-domain", "cluster.local", "-f", testdata("hosts/aliases.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if p.Status.PodIP == "" {
@@ -58,8 +57,7 @@ func TestE2EHostsFileHostNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := testdata("hosts/hostnet.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("hosts/hostnet.yaml")}, "")
 	expectCode(t, r, 0)
 	if want := "# Kubernetes-managed hosts file (host network).\n" + string(node) + hostAliasLines; r.stdout != want {
 		t.Errorf("/etc/hosts is\n%q\nwant\n%q", r.stdout, want)
@@ -69,8 +67,7 @@ func TestE2EHostsFileHostNetwork(t *testing.T) {
 func TestE2EHostsFileVolumeMountWins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("hosts/volume-wins.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("hosts/volume-wins.yaml")}, "")
 	expectCode(t, r, 0)
 	if r.stdout != "10.9.9.9 mine\n" {
 		t.Errorf("/etc/hosts is %q, want the volume's", r.stdout)
@@ -103,8 +100,7 @@ func TestE2EHostname(t *testing.T) {
 func TestE2EHostnameFQDNTooLong(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("hosts/fqdn-too-long.yaml")
-	r := e.runPodrun([]string{"--cluster-domain", "cluster.local", "-f", m}, "")
+	r := e.runPodrun([]string{"--cluster-domain", "cluster.local", "-f", testdata("hosts/fqdn-too-long.yaml")}, "")
 	if r.code != 125 || !strings.Contains(r.stderr, "is too long (64 characters is the max, 65 characters requested)") {
 		t.Errorf("want exit 125 naming the FQDN limit:\n%s", r)
 	}
@@ -139,8 +135,7 @@ func TestE2ETerminationMessages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	long := strings.Repeat("x", 60)
-	m := testdata("hosts/termination.yaml")
-	r := e.runPodrun([]string{"-q", "-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-o", "json", "-f", testdata("hosts/termination.yaml")}, "")
 	if r.code == 0 {
 		t.Fatalf("want a failure exit:\n%s", r)
 	}

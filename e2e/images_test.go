@@ -15,8 +15,7 @@ import (
 func TestE2EImageNeverPullAbsent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("images/never-pull.yaml")
-	r := e.runPodrun([]string{"-f", m}, "")
+	r := e.runPodrun([]string{"-f", testdata("images/never-pull.yaml")}, "")
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, "ErrImageNeverPull") {
 		t.Errorf("stderr lacks ErrImageNeverPull\n%s", r)
@@ -26,8 +25,7 @@ func TestE2EImageNeverPullAbsent(t *testing.T) {
 func TestE2EImageNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("images/not-found.yaml")
-	r := e.runPodrun([]string{"-f", m}, "")
+	r := e.runPodrun([]string{"-f", testdata("images/not-found.yaml")}, "")
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, "busybox:does-not-exist") {
 		t.Errorf("the error does not name the image\n%s", r)
@@ -40,8 +38,7 @@ func TestE2EImageNotFound(t *testing.T) {
 func TestE2EOutputAfterImageError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("images/out-never-pull.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("images/out-never-pull.yaml")}, "")
 	expectCode(t, r, 125)
 	p := parsePod(t, r.stdout)
 	if len(p.Status.ContainerStatuses) != 1 {
@@ -57,8 +54,7 @@ func TestE2EOutputAfterImageError(t *testing.T) {
 func TestE2EImagePullAlways(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("images/pull-always.yaml")
-	r := e.runPodrun([]string{"-f", m}, "")
+	r := e.runPodrun([]string{"-f", testdata("images/pull-always.yaml")}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stderr, "Pulling") || r.stdout != "pulled\n" {
 		t.Errorf("want a Pulling progress line and the container's output\n%s", r)

@@ -20,8 +20,7 @@ import (
 func TestE2EProbeReadinessHTTPGatesWaitReady(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/readiness-http.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", testdata("probes/readiness-http.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if !podReady(p) {
@@ -38,8 +37,7 @@ func TestE2EProbeReadinessHTTPGatesWaitReady(t *testing.T) {
 func TestE2EProbeReadinessTCP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/readiness-tcp.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", testdata("probes/readiness-tcp.yaml")}, "")
 	expectCode(t, r, 0)
 	if p := parsePod(t, r.stdout); !podReady(p) {
 		t.Fatalf("not Ready: %+v\n%s", p.Status.Conditions, r)
@@ -49,8 +47,7 @@ func TestE2EProbeReadinessTCP(t *testing.T) {
 func TestE2EProbeLivenessExecRestarts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/liveness-exec.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", testdata("probes/liveness-exec.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	if len(p.Status.ContainerStatuses) != 1 {
@@ -70,8 +67,7 @@ func TestE2EProbeLivenessExecRestarts(t *testing.T) {
 func TestE2EProbeStartupGatesLivenessAndReadiness(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/startup.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--wait", "ready", "--timeout", "60s", "-f", testdata("probes/startup.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	cs := p.Status.ContainerStatuses[0]
@@ -89,8 +85,7 @@ func TestE2EProbeStartupGatesLivenessAndReadiness(t *testing.T) {
 func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/poststart.yaml")
-	r := e.runPodrun([]string{"-f", m}, "")
+	r := e.runPodrun([]string{"-f", testdata("probes/poststart.yaml")}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, "from-poststart") {
 		t.Errorf("the main process did not see the hook's file\n%s", r)
@@ -100,8 +95,7 @@ func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
 func TestE2EHookPostStartFailureKillsTheContainer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/poststart-fail.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", testdata("probes/poststart-fail.yaml")}, "")
 	if r.code == 0 {
 		t.Fatalf("exit 0\n%s", r)
 	}
@@ -117,8 +111,7 @@ func TestE2EHookPostStartFailureKillsTheContainer(t *testing.T) {
 func TestE2EHookPreStopRunsBeforeSIGTERM(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/prestop.yaml")
-	r := e.runPodrun([]string{"--wait", "ready", "--timeout", "60s", "-f", m}, "")
+	r := e.runPodrun([]string{"--wait", "ready", "--timeout", "60s", "-f", testdata("probes/prestop.yaml")}, "")
 	expectCode(t, r, 0)
 	i, j := strings.Index(r.stdout, "in-prestop"), strings.Index(r.stdout, "got-term")
 	if i < 0 || j < 0 || i > j {
@@ -168,8 +161,7 @@ func TestE2EHookPreStopOnDown(t *testing.T) {
 func TestE2EHookGracePeriodCutAtItsEnd(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("probes/grace-cut.yaml")
-	p := e.startPodrun([]string{"--wait", "ready", "-f", m}, "")
+	p := e.startPodrun([]string{"--wait", "ready", "-f", testdata("probes/grace-cut.yaml")}, "")
 	p.waitStderr("Killing", 60*time.Second)
 	start := time.Now()
 	if code := p.wait(30 * time.Second); code != 0 {

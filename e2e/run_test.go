@@ -123,9 +123,8 @@ func TestE2EPrefixOnlyWithSeveralContainers(t *testing.T) {
 func TestE2EWaitComplete(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("run/wait-complete.yaml")
 	for _, mode := range []string{"complete", "auto"} {
-		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", m}, "")
+		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", testdata("run/wait-complete.yaml")}, "")
 		expectCode(t, r, 0)
 		if !strings.Contains(r.stderr, "done\n") {
 			t.Errorf("--wait %s returned before the container finished\n%s", mode, r)
@@ -139,9 +138,8 @@ func TestE2EWaitComplete(t *testing.T) {
 func TestE2EWaitReady(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("run/wait-ready.yaml")
 	for _, mode := range []string{"ready", "auto"} {
-		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", m}, "")
+		r := e.runPodrun([]string{"-o", "json", "--wait", mode, "-f", testdata("run/wait-ready.yaml")}, "")
 		expectCode(t, r, 0)
 		p := parsePod(t, r.stdout)
 		if p.Status.Phase != v1.PodRunning {
@@ -284,11 +282,10 @@ func TestE2EOutputYAMLList(t *testing.T) {
 // not blur the timing.
 func TestE2EPodsRunConcurrently(t *testing.T) {
 	e := newEnv(t)
-	m := testdata("run/concurrent.yaml")
 	// The overhead of one quick pod, for scale.
 	base := e.runPodrun([]string{"-q", "-f", testdata("run/concurrent-base.yaml")}, "")
 	expectCode(t, base, 0)
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("run/concurrent.yaml")}, "")
 	expectCode(t, r, 0)
 	t.Logf("one quick pod: %s; two pods sleeping 2s each: %s", base.elapsed, r.elapsed)
 	// In sequence they would take 4s + twice the overhead.
@@ -363,8 +360,7 @@ func TestE2EPodLogsDir(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	logs := filepath.Join(t.TempDir(), "podlogs")
-	m := testdata("run/logsdir.yaml")
-	r := e.runPodrun([]string{"-o", "json", "--pod-logs-dir", logs, "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "--pod-logs-dir", logs, "-f", testdata("run/logsdir.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	file := filepath.Join(logs, "default_e2e-logsdir_"+string(p.UID), "c", "0.log")
@@ -386,9 +382,8 @@ func TestE2EPodLogsDir(t *testing.T) {
 func TestE2ENodeNameAndUID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("run/node.yaml")
 	uidOf := func(args ...string) (*v1.Pod, result) {
-		r := e.runPodrun(append([]string{"-q", "-o", "json", "-f", m}, args...), "")
+		r := e.runPodrun(append([]string{"-q", "-o", "json", "-f", testdata("run/node.yaml")}, args...), "")
 		expectCode(t, r, 0)
 		return parsePod(t, r.stdout), r
 	}

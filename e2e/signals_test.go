@@ -21,8 +21,7 @@ import (
 func TestE2ESignalSIGINT(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("signals/sigint.yaml")
-	p := e.startPodrun([]string{"-f", m}, "")
+	p := e.startPodrun([]string{"-f", testdata("signals/sigint.yaml")}, "")
 	p.waitStderr("Started", 60*time.Second)
 	if len(sandboxesOf(t, "e2e-sigint")) != 1 {
 		t.Errorf("no sandbox while running")
@@ -39,8 +38,7 @@ func TestE2ESignalSIGINT(t *testing.T) {
 func TestE2ESignalSIGTERM(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("signals/sigterm.yaml")
-	p := e.startPodrun([]string{"-o", "json", "-f", m}, "")
+	p := e.startPodrun([]string{"-o", "json", "-f", testdata("signals/sigterm.yaml")}, "")
 	p.waitStderr("Started", 60*time.Second)
 	p.signal(syscall.SIGTERM)
 	r := p.result(60 * time.Second)
@@ -55,8 +53,7 @@ func TestE2ESignalSecondSIGINTForces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// Ignores SIGTERM; a 30 s grace period.
-	m := testdata("signals/sigforce.yaml")
-	p := e.startPodrun([]string{"-f", m}, "")
+	p := e.startPodrun([]string{"-f", testdata("signals/sigforce.yaml")}, "")
 	p.waitStdout("ignoring-term", 60*time.Second) // the trap is set
 	p.signal(syscall.SIGINT)
 	sent := time.Now()
@@ -80,8 +77,7 @@ func TestE2ESignalOutputDuringTeardown(t *testing.T) {
 	e := newEnv(t)
 	// On SIGTERM the container says goodbye and exits 0; podrun must not
 	// lose that line while tearing down.
-	m := testdata("signals/bye.yaml")
-	p := e.startPodrun([]string{"-o", "yaml", "-f", m}, "")
+	p := e.startPodrun([]string{"-o", "yaml", "-f", testdata("signals/bye.yaml")}, "")
 	p.waitStderr("hello", 60*time.Second)
 	// Running: its pod dir and log dir exist.
 	if len(podDirs(t, e.root)) != 1 {

@@ -38,8 +38,7 @@ func uptimes(t *testing.T, out, tag string) []float64 {
 func TestE2ESyncInitContainersRunInOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/init-order.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/init-order.yaml")}, "")
 	expectCode(t, r, 0)
 	// With -o json the containers' output goes to stderr.
 	if !strings.Contains(r.stderr, "[pod/e2e-sync-init-order/main] one\n[pod/e2e-sync-init-order/main] two\n[pod/e2e-sync-init-order/main] three\n") {
@@ -67,8 +66,7 @@ func TestE2ESyncInitContainersRunInOrder(t *testing.T) {
 func TestE2ESyncInitFailureUnderNeverFailsThePod(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/init-never.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/init-never.yaml")}, "")
 	expectCode(t, r, 6)
 	if strings.Contains(r.stderr, "main-must-not-run") {
 		t.Errorf("the regular container ran\n%s", r)
@@ -91,8 +89,7 @@ func TestE2ESyncInitFailureUnderNeverFailsThePod(t *testing.T) {
 func TestE2ESyncInitFailureUnderOnFailureIsRetried(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/init-retry.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/init-retry.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	s := p.Status.InitContainerStatuses[0]
@@ -123,8 +120,7 @@ func TestE2ESyncInitFailureUnderOnFailureIsRetried(t *testing.T) {
 func TestE2ESyncInitFailureUnderAlwaysBacksOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/init-always.yaml")
-	r := e.runPodrun([]string{"--timeout", "15s", "-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"--timeout", "15s", "-o", "json", "-f", testdata("sync/init-always.yaml")}, "")
 	expectCode(t, r, 124)
 	p := parsePod(t, r.stdout)
 	s := p.Status.InitContainerStatuses[0]
@@ -153,8 +149,7 @@ func TestE2ESyncInitFailureUnderAlwaysBacksOff(t *testing.T) {
 func TestE2ESyncSidecarJobCompletes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/sidecar-job.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/sidecar-job.yaml")}, "")
 	expectCode(t, r, 0)
 	if r.elapsed > 15*time.Second {
 		t.Errorf("the run took %s: the sidecars must not keep the pod alive until a grace period ends", r.elapsed)
@@ -194,8 +189,7 @@ func TestE2ESyncSidecarJobCompletes(t *testing.T) {
 func TestE2ESyncOnFailureRestartBackOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/onfailure.yaml")
-	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/onfailure.yaml")}, "")
 	expectCode(t, r, 0)
 	ts := uptimes(t, r.stderr, "run")
 	if len(ts) != 3 {
@@ -226,10 +220,9 @@ func TestE2ESyncOnFailureRestartBackOff(t *testing.T) {
 func TestE2ESyncCrashLoopBackOffInJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("sync/crashloop.yaml")
 	// 9 s: room for both runs on a loaded machine, and still inside the
 	// 10 s back-off that follows the second.
-	r := e.runPodrun([]string{"--timeout", "9s", "-o", "json", "-f", m}, "")
+	r := e.runPodrun([]string{"--timeout", "9s", "-o", "json", "-f", testdata("sync/crashloop.yaml")}, "")
 	expectCode(t, r, 124)
 	p := parsePod(t, r.stdout)
 	s := p.Status.ContainerStatuses[0]

@@ -20,8 +20,7 @@ import (
 func TestE2EVolumeConfigMapSecretDownwardAPIProjected(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("volumes/atomic.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("volumes/atomic.yaml")}, "")
 	expectCode(t, r, 0)
 	expectLines(t, r.stdout,
 		"cfg ..data ok", "sec ..data ok", "info ..data ok", "all ..data ok",
@@ -44,8 +43,7 @@ func TestE2EVolumeConfigMapSecretDownwardAPIProjected(t *testing.T) {
 func TestE2EVolumeEmptyDir(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("volumes/emptydir.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("volumes/emptydir.yaml")}, "")
 	expectCode(t, r, 0)
 	// A memory emptyDir is a tmpfs of sizeLimit, its root tmpfs's own 1777
 	// as on a kubelet; on disk 0777; mode as given.
@@ -78,8 +76,7 @@ func TestE2EVolumeHostPath(t *testing.T) {
 func TestE2EVolumeSubPathFSGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("volumes/subpath-fsgroup.yaml")
-	r := e.runPodrun([]string{"-q", "-f", m}, "")
+	r := e.runPodrun([]string{"-q", "-f", testdata("volumes/subpath-fsgroup.yaml")}, "")
 	expectCode(t, r, 0)
 	r.stdout = strings.ReplaceAll(r.stdout, "[pod/e2e-vol-subpath/c] ", "")
 	// fsGroup: the emptyDir gets the group, setgid and g+rw (02777); a
@@ -91,8 +88,7 @@ func TestE2EVolumeSubPathFSGroup(t *testing.T) {
 func TestE2EVolumeSubPathSymlinkEscapeRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := testdata("volumes/subpath-escape.yaml")
-	r := e.runPodrun([]string{"-f", m}, "")
+	r := e.runPodrun([]string{"-f", testdata("volumes/subpath-escape.yaml")}, "")
 	expectCode(t, r, 125)
 	if !strings.Contains(r.stderr, `CreateContainerConfigError: subPath "escape" of volume "data" leads outside the volume`) {
 		t.Errorf("stderr lacks the refusal\n%s", r)
