@@ -6,6 +6,9 @@ GO ?= go
 BIN := bin/podrun
 TESTBED := hack/testbed.sh
 E2E_TIMEOUT ?= 60m
+# E2E_RUN picks the end-to-end tests by name (go test -run), e.g.
+# make e2e E2E_RUN=TestE2EVolume
+E2E_RUN ?= E2E
 
 .PHONY: help build demo test unit e2e bench testbed-up testbed-down vet clean
 
@@ -39,7 +42,8 @@ unit: ## unit tests: pure tables, the fake CRI server, the CLI
 e2e: build testbed-up ## end-to-end tests of bin/podrun against the real testbed
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) build -o bin/testlog ./hack/testlog && \
-	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run 'E2E' -json ./ 2>&1 | bin/testlog -log /tmp/podrun-e2e.log; \
+	PODRUN_E2E_BINARY=$(CURDIR)/$(BIN) \
+	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -json ./e2e/... 2>&1 | bin/testlog -log /tmp/podrun-e2e.log; \
 	s=("$${PIPESTATUS[@]}"); [[ $${s[0]} == 0 && $${s[1]} == 0 ]]
 
 test: vet unit e2e ## every test: vet, unit and end-to-end (what CI runs)

@@ -100,27 +100,6 @@ func TestCLIMisspelledFieldCreatesNothing(t *testing.T) {
 	}
 }
 
-func TestCLIUsageErrorsExit125(t *testing.T) {
-	m := writeManifest(t, jobPod)
-	cases := map[string][]string{
-		"no manifest":        {},
-		"bad --wait":         {"--wait", "forever", "-f", m},
-		"bad --output":       {"-o", "xml", "-f", m},
-		"unknown flag":       {"--no-such-flag", "-f", m},
-		"stray argument":     {"-f", m, "extra"},
-		"bad url header":     {"--manifest-url-header", "novalue", "-f", m},
-		"missing file":       {"-f", filepath.Join(t.TempDir(), "absent.yaml")},
-		"unreachable socket": {"-r", "unix://" + filepath.Join(t.TempDir(), "none.sock"), "-f", m},
-	}
-	for name, args := range cases {
-		t.Run(name, func(t *testing.T) {
-			if _, errOut, code := podrunAt(t, "", args...); code != 125 || !strings.HasPrefix(errOut, "podrun: ") {
-				t.Errorf("exit %d stderr %q; want 125 and a 'podrun: ' message", code, errOut)
-			}
-		})
-	}
-}
-
 func TestCLIOutputJSONHoldsOnlyThePod(t *testing.T) {
 	_, ep := startFake(t)
 	out, errOut, code := podrunAt(t, ep, "--root-dir", t.TempDir(), "-o", "json", "-f", writeManifest(t, jobPod))
@@ -140,23 +119,6 @@ func TestCLIOutputJSONHoldsOnlyThePod(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "hello") {
 		t.Errorf("container output should go to stderr with -o json; stderr:\n%s", errOut)
-	}
-}
-
-func TestCLIVersionAndHelp(t *testing.T) {
-	out, _, code := podrunAt(t, "", "version")
-	if code != 0 || !strings.HasPrefix(out, "podrun ") {
-		t.Errorf("version: exit %d output %q", code, out)
-	}
-	out, _, code = podrunAt(t, "", "--help")
-	if code != 0 {
-		t.Fatalf("--help: exit %d", code)
-	}
-	for _, flag := range []string{"--filename", "--runtime-endpoint", "--root-dir", "--pod-logs-dir", "--wait", "--timeout",
-		"--detach", "--output", "--node-name", "--manifest-url-header", "--quiet", "CONTAINER_RUNTIME_ENDPOINT"} {
-		if !strings.Contains(out, flag) {
-			t.Errorf("--help does not mention %s", flag)
-		}
 	}
 }
 

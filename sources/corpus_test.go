@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// corpusDir holds the kubernetes/website examples (see its README.md).
+// corpusDir holds the kubernetes/website examples (see its README.md): the
+// shared checkout beside the clone, read in place.
 const corpusDir = "../../shared/corpus/website"
 
 // corpusFailures are the corpus files that must not load, each with a
@@ -73,7 +74,9 @@ var corpusChecks = map[string]func(t *testing.T, s *Set){
 
 func TestCorpus(t *testing.T) {
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("corpus not available: %v", err)
+		abs, _ := filepath.Abs(corpusDir)
+		t.Fatalf("the corpus is not at %s: %v\n"+
+			"It is the shared checkout beside the clone (../shared/corpus/website from the repo root), as CI has it; put it there.", abs, err)
 	}
 	var files []string
 	err := filepath.WalkDir(corpusDir, func(path string, d fs.DirEntry, err error) error {
