@@ -9,7 +9,9 @@
 // its own (the kubelet's static pod UID hashes the file's path, so every
 // run gets a fresh UID and never meets the exited containers of an earlier
 // run), polls /pods until the pod reaches the end podrun's --wait would
-// wait for, reads the containers' logs from the kubelet's pod logs
+// wait for (for a pod that ended: the final status the kubelet writes
+// once it has stopped the sandbox, as podrun re-reads an ended pod after
+// its teardown), reads the containers' logs from the kubelet's pod logs
 // directory, then removes the manifest, waits until the kubelet has killed
 // the pod and removes its sandboxes through CRI (what the kubelet's
 // container GC does a minute later).

@@ -38,6 +38,9 @@ const (
 	// removeRetryInterval spaces tries to remove a sandbox the kubelet is
 	// still stopping.
 	removeRetryInterval = 500 * time.Millisecond
+	// finalStatusWait bounds how long after the runtime shows an ended
+	// pod stopped the kubelet may take to write the pod's final status.
+	finalStatusWait = 3 * time.Second
 	// httpTimeout bounds one GET /pods.
 	httpTimeout = 5 * time.Second
 	// podUIDLabel is the label the kubelet puts on every sandbox and
@@ -159,22 +162,24 @@ func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Resu
 	} else if p != nil {
 		return nil, fmt.Errorf("running on the kubelet: pod %s/%s (UID %s) is there already", ns, name, p.UID)
 	}
+	rt, err := cri.Dial(ctx, k.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the kubelet's runtime: %w", err)
+	}
+	defer rt.Close()
 	file, err := k.place(pod.Name, manifest)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	res, waitErr := k.wait(ctx, ns, name, o, start)
+	res, waitErr := k.wait(ctx, rt, ns, name, o, start)
 	if res != nil {
 		res.Elapsed = time.Since(start)
 	}
 
 	// Whatever the wait's end, the pod goes, under a context of its own.
-	grace := int64(30)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+2*cleanupSlack)
+	grace := gracePeriod(&pod)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+2*cleanupSlack)
 	defer cancel()
 	if err := os.Remove(file); err != nil {
 		return nil, errors.Join(waitErr, fmt.Errorf("removing the manifest: %w", err))
@@ -187,7 +192,7 @@ func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Resu
 	if res.Logs, err = ReadPodLogs(logDir); err != nil {
 		return nil, errors.Join(waitErr, err)
 	}
-	if err := k.remove(cctx, uid, time.Duration(grace)*time.Second+cleanupSlack, logDir, res); err != nil {
+	if err := k.remove(cctx, rt, uid, grace+cleanupSlack, logDir, res); err != nil {
 		return nil, errors.Join(waitErr, err)
 	}
 	return res, waitErr
@@ -215,10 +220,15 @@ func (k *Kubelet) place(name string, manifest []byte) (string, error) {
 }
 
 // wait polls /pods until the pod's end (podEnd), the timeout or ctx. A
-// result comes back whenever the pod was seen.
-func (k *Kubelet) wait(ctx context.Context, ns, name string, o RunOptions, start time.Time) (*Result, error) {
+// result comes back whenever the pod was seen. For a pod that ended, the
+// status returned is the kubelet's final one: the kubelet stops an ended
+// pod's sandbox and then writes its status once more
+// (SyncTerminatingPod), so the wait goes on until the runtime shows the
+// pod stopped and the status no longer says its sandbox is ready (or
+// finalStatusWait after the stop).
+func (k *Kubelet) wait(ctx context.Context, rt *cri.Client, ns, name string, o RunOptions, start time.Time) (*Result, error) {
 	res := &Result{}
-	var settleBy time.Time // set once the pod ended: the limit for it to settle
+	var settleBy, stoppedAt time.Time // set once the pod ended, and once the runtime shows it stopped
 	for {
 		p, err := k.findPod(ctx, ns, name)
 		if err != nil {
@@ -226,20 +236,27 @@ func (k *Kubelet) wait(ctx context.Context, ns, name string, o RunOptions, start
 		}
 		if p != nil {
 			res.Pod = p
-			switch podEnd(o.Wait, p) {
-			case endSettled:
+			e := podEnd(o.Wait, p)
+			if e == endSettled && !terminal(p) {
 				return res, nil
-			case endReached:
-				if settleBy.IsZero() {
-					grace := int64(30)
-					if p.Spec.TerminationGracePeriodSeconds != nil {
-						grace = *p.Spec.TerminationGracePeriodSeconds
-					}
-					settleBy = time.Now().Add(time.Duration(grace)*time.Second + cleanupSlack)
+			}
+			if e != endWaiting && settleBy.IsZero() {
+				settleBy = time.Now().Add(gracePeriod(p) + cleanupSlack)
+			}
+			if e == endSettled && stoppedAt.IsZero() {
+				stopped, _, err := podStopped(ctx, rt, string(p.UID))
+				if err != nil {
+					return res, err
 				}
-				if time.Now().After(settleBy) {
-					return res, nil
+				if stopped {
+					stoppedAt = time.Now()
 				}
+			}
+			if !stoppedAt.IsZero() && (!sandboxReady(p) || time.Since(stoppedAt) > finalStatusWait) {
+				return res, nil
+			}
+			if !settleBy.IsZero() && time.Now().After(settleBy) {
+				return res, nil
 			}
 		}
 		switch {
@@ -250,12 +267,33 @@ func (k *Kubelet) wait(ctx context.Context, ns, name string, o RunOptions, start
 			res.TimedOut = true
 			return res, nil
 		}
-		select {
-		case <-ctx.Done():
-			return res, fmt.Errorf("waiting for pod %s/%s on the kubelet: %w", ns, name, ctx.Err())
-		case <-time.After(pollInterval):
+		if err := sleep(ctx, pollInterval); err != nil {
+			return res, fmt.Errorf("waiting for pod %s/%s on the kubelet: %w", ns, name, err)
 		}
 	}
+}
+
+func terminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+}
+
+// sandboxReady says whether the status's PodReadyToStartContainers
+// condition is True.
+func sandboxReady(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReadyToStartContainers {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// gracePeriod is the pod's termination grace period (30 s by default).
+func gracePeriod(p *v1.Pod) time.Duration {
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return 30 * time.Second
 }
 
 // findPod is the pod of that namespace and name in /pods, or nil.
@@ -296,30 +334,19 @@ func (k *Kubelet) Pods(ctx context.Context) ([]v1.Pod, error) {
 }
 
 // remove waits (up to killWithin) until the kubelet has stopped the pod
-// whose manifest is gone (every sandbox not ready, no container created
-// or running), reads its logs once more into res, removes its sandboxes
-// and their containers through CRI as the kubelet's container GC would a
-// minute later, then waits until the kubelet's housekeeping has removed
-// the pod's directory (its volumes unmounted).
-func (k *Kubelet) remove(ctx context.Context, uid string, killWithin time.Duration, logDir string, res *Result) error {
-	rt, err := cri.Dial(ctx, k.Endpoint)
-	if err != nil {
-		return fmt.Errorf("removing pod %s from the kubelet: %w", uid, err)
-	}
-	defer rt.Close()
-	sel := map[string]string{podUIDLabel: uid}
+// whose manifest is gone (podStopped), reads its logs once more into res,
+// removes its sandboxes and their containers through CRI as the kubelet's
+// container GC would a minute later, then waits until the kubelet's
+// housekeeping has removed the pod's directory (its volumes unmounted).
+func (k *Kubelet) remove(ctx context.Context, rt *cri.Client, uid string, killWithin time.Duration, logDir string, res *Result) error {
 	var sandboxes []*runtimeapi.PodSandbox
-	deadline := time.Now().Add(killWithin)
-	for {
-		sandboxes, err = rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	for deadline := time.Now().Add(killWithin); ; {
+		stopped, sbs, err := podStopped(ctx, rt, uid)
 		if err != nil {
 			return fmt.Errorf("removing pod %s from the kubelet: %w", uid, err)
 		}
-		containers, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
-		if err != nil {
-			return fmt.Errorf("removing pod %s from the kubelet: %w", uid, err)
-		}
-		if stopped(sandboxes, containers) {
+		if stopped {
+			sandboxes = sbs
 			break
 		}
 		if time.Now().After(deadline) {
@@ -363,6 +390,22 @@ func (k *Kubelet) remove(ctx context.Context, uid string, killWithin time.Durati
 			return fmt.Errorf("removing pod %s from the kubelet: %w", uid, err)
 		}
 	}
+}
+
+// podStopped lists the pod's sandboxes and containers on the kubelet's
+// runtime (by the kubelet's pod UID label) and says whether the kubelet
+// has stopped the pod.
+func podStopped(ctx context.Context, rt *cri.Client, uid string) (bool, []*runtimeapi.PodSandbox, error) {
+	sel := map[string]string{podUIDLabel: uid}
+	sandboxes, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return false, nil, err
+	}
+	containers, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return false, nil, err
+	}
+	return stopped(sandboxes, containers), sandboxes, nil
 }
 
 // stopped says whether the kubelet has stopped a pod: no sandbox ready,

@@ -73,7 +73,8 @@ spec:
 
 // TestE2EKubeletOracleRunTwice runs a pod that exits 3 twice: both runs end
 // Failed with exit code 3 and reason Error and its output, under the
-// kubelet's <name>-<node> name and each with a UID of its own; nothing of
+// kubelet's <name>-<node> name and each with a UID of its own, with the
+// status the kubelet writes once it has stopped the sandbox; nothing of
 // either is left behind.
 func TestE2EKubeletOracleRunTwice(t *testing.T) {
 	k := oracle(t)
@@ -97,6 +98,10 @@ func TestE2EKubeletOracleRunTwice(t *testing.T) {
 		}
 		if term := p.Status.ContainerStatuses[0].State.Terminated; term.ExitCode != 3 || term.Reason != "Error" {
 			t.Errorf("run %d: terminated with %d %q, want 3 Error", i+1, term.ExitCode, term.Reason)
+		}
+		// The kubelet's final status, written after it stopped the sandbox.
+		if sandboxReady(p) {
+			t.Errorf("run %d: PodReadyToStartContainers True: not the kubelet's final status of an ended pod", i+1)
 		}
 		if got, want := res.Logs["c"], "out\n(stderr) err\n"; got != want {
 			t.Errorf("run %d: output %q, want %q", i+1, got, want)
