@@ -1183,8 +1183,12 @@ cmd_kubelet_up() (
   fi
 
   # Host state the kubelet changes, recorded before it first starts.
-  local m
-  for m in $(cgroup_mounts cgroup); do
+  # In every v1 hierarchy (on a host with cgroup v2 only: the unified one;
+  # not tried here, these machines have v1).
+  local m mounts
+  mounts=$(cgroup_mounts cgroup)
+  [[ -n $mounts ]] || mounts=$(cgroup_mounts cgroup2)
+  for m in $mounts; do
     mkdir -p "$m$KUBELET_CGROUP_ROOT"
   done
   kubelet_save_sysctls
