@@ -7,7 +7,7 @@ BIN := bin/podrun
 TESTBED := hack/testbed.sh
 E2E_TIMEOUT ?= 60m
 
-.PHONY: help build demo test unit e2e bench testbed-up testbed-down kubelet-up kubelet-down e2e-kubelet vet clean
+.PHONY: help build demo test unit e2e bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,7 +31,7 @@ kubelet-up: testbed-up ## start the oracle: a real kubelet (built once per versi
 kubelet-down: ## stop the oracle kubelet and restore what it changed on the host
 	bash $(TESTBED) kubelet-down
 
-e2e-kubelet: kubelet-up ## the oracle library (e2e/kubeletoracle) against the real kubelet
+kubelet-test: kubelet-up ## the oracle library (e2e/kubeletoracle) against the real kubelet
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) test -count=1 -tags e2e -run 'E2E' ./e2e/kubeletoracle/
 
