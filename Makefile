@@ -10,7 +10,7 @@ E2E_TIMEOUT ?= 60m
 # make e2e E2E_RUN=TestE2EVolume
 E2E_RUN ?= E2E
 
-.PHONY: help build demo test unit e2e bench testbed-up testbed-down vet clean
+.PHONY: help build demo test unit e2e bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -27,6 +27,16 @@ testbed-up: ## install and start the testbed (containerd, runc, CNI, registries,
 
 testbed-down: ## stop what the testbed started
 	bash $(TESTBED) down
+
+kubelet-up: testbed-up ## start the oracle: a real kubelet (built once per version) on a containerd of its own
+	bash $(TESTBED) kubelet-up
+
+kubelet-down: ## stop the oracle kubelet and restore what it changed on the host
+	bash $(TESTBED) kubelet-down
+
+kubelet-test: kubelet-up ## the oracle library (e2e/kubeletoracle) against the real kubelet
+	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
+	$(GO) test -count=1 -tags e2e -run 'E2E' ./e2e/kubeletoracle/
 
 demo: build testbed-up ## install what is needed, then run a demo pod through podrun
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env
+# hack/testbed.sh up|down [--purge]|env|kubelet-up|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -14,7 +14,55 @@
 #   down   stop every process this testbed started (pods first, through
 #          CRI), unmount what it mounted, delete its bridge. --purge also
 #          removes the testbed directory.
-#   env    print shell-sourceable settings for tests (after `up`).
+#   env    print shell-sourceable settings for tests (after `up`), and
+#          the kubelet's while kubelet-up's kubelet runs.
+#   kubelet-up    the oracle (after `up`; or `up` with PODRUN_TESTBED_KUBELET=1):
+#          a standalone kubelet $KUBELET_VERSION, built once per version
+#          from the Go module proxy into $DIR/opt/kubelet-<version>/bin
+#          (kubelet-build only builds it), on a containerd of its own (the
+#          v2 binaries above; socket, root, state, shim sockets, CNI
+#          config with its own bridge and subnet all under $DIR/kubelet;
+#          the same registry config, so the same images resolve). A
+#          kubelet kills every pod with kubelet labels it did not start,
+#          podrun's included, so it never shares podrun's containerd.
+#          Static pods only: staticPodPath $DIR/kubelet/manifests, GET
+#          /pods on 127.0.0.1:10255 (anonymous, AlwaysAllow), no
+#          kubeconfig. Idempotent; a changed config restarts it.
+#   kubelet-down  stop the kubelet, remove its pods, stop its containerd,
+#          and restore what it changed on the host (below). `down` does
+#          this first.
+#
+# What the kubelet changes on the host, and how kubelet-down restores it
+# (everything else it writes is under $DIR/kubelet: --root-dir, --cert-dir,
+# --volume-plugin-dir, podLogsDir, staticPodPath):
+# - sysctls (KUBELET_SYSCTLS below; protectKernelDefaults would make it
+#   refuse to start on this host's values instead): kubelet-up saves the
+#   host's values to $DIR/kubelet/sysctl.saved before the kubelet first
+#   starts, kubelet-down writes back any that changed.
+# - cgroups: the cgroup root ($KUBELET_CGROUP_ROOT, made by kubelet-up in
+#   every v1 hierarchy, as the kubelet requires) and kubepods, the QoS and
+#   pod cgroups the kubelet (and runc, in the unified hierarchy too) make
+#   below it: kubelet-down removes them all, deepest first.
+# - mounts: the kubelet bind-mounts its root dir onto itself, rshared
+#   (MakeRShared), and mounts pod volumes below it; containerd mounts
+#   rootfs and netns under its state dir: kubelet-down unmounts
+#   everything under $DIR/kubelet.
+# - network: the bridge $KUBELET_BRIDGE and the pods' veths (gone with the
+#   pods), libcni's cached results in /var/lib/cni/results (swept for our
+#   sandbox IDs). iptables: none, makeIPTablesUtilChains is off (it would
+#   add KUBE-IPTABLES-HINT, KUBE-FIREWALL and jumps from INPUT and
+#   OUTPUT).
+# - paths no setting moves (KUBELET_HOST_DIRS below): /var/log/containers
+#   with a symlink per container, /var/lib/kubelet/device-plugins/kubelet.sock
+#   (kubelet-up refuses to start when another kubelet listens there), and
+#   /run/mount (libmount, from the kubelet's mount calls): kubelet-down
+#   removes the symlinks into $DIR/kubelet and the socket, then each of
+#   these directories kubelet-up found missing.
+# - ports 10250 (authenticated API), 10255 (read-only) and 10248
+#   (healthz), all bound to 127.0.0.1 only.
+# - processes: the kubelet, its containerd and the shims (pidfiles in
+#   $DIR/run); it sets its own oom_score_adj to -999 (refused on this
+#   host: it logs and goes on).
 #
 # Settings (environment):
 #   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
@@ -38,8 +86,18 @@
 #   PODRUN_TESTBED_PRIVATE_PORT  private registry port (35444)
 #   PODRUN_TESTBED_POD_SUBNET    pod subnet (10.88.0.0/16)
 #   PODRUN_TESTBED_BRIDGE        bridge device (cni-podrun0)
+#   PODRUN_TESTBED_KUBELET_VERSION   kubelet release (v1.37.2): any
+#                                k8s.io/kubernetes version on the module proxy
+#   PODRUN_TESTBED_KUBELET_POD_SUBNET  the kubelet's pod subnet (10.89.0.0/16)
+#   PODRUN_TESTBED_KUBELET_BRIDGE      its bridge device (cni-podrunk0)
+#   PODRUN_TESTBED_KUBELET_PORT, _READONLY_PORT, _HEALTHZ_PORT
+#                                its ports (10250, 10255, 10248)
+#   PODRUN_TESTBED_KUBELET_CGROUP_ROOT its cgroupRoot (/podrun-kubelet)
+#   PODRUN_TESTBED_KUBELET_NODE_NAME   its node name (the host name)
+#   PODRUN_TESTBED_KUBELET_V           its log verbosity (2)
 # A second testbed next to the default one needs its own DIR, both ports,
-# subnet and bridge.
+# subnet and bridge (and, with a kubelet, its subnet, bridge, ports and
+# cgroup root).
 #
 # Everything lives under $PODRUN_TESTBED_DIR; the host's /etc/containerd,
 # /var/lib/containerd and the host containerd's socket are never used, and
@@ -92,6 +150,34 @@ PRIVATE_USER=podrun
 PRIVATE_IMAGE=$PRIVATE/private/busybox:1.0
 SANDBOX_IMAGE=registry.k8s.io/pause:3.10
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The oracle kubelet (kubelet-up): a k8s.io/kubernetes release on the Go
+# module proxy; each version builds into a directory of its own.
+KUBELET_VERSION=${PODRUN_TESTBED_KUBELET_VERSION:-v1.37.2}
+KUBELET_OPT=$DIR/opt/kubelet-$KUBELET_VERSION
+KUBELET=$KUBELET_OPT/bin/kubelet
+KDIR=$DIR/kubelet
+KUBELET_POD_SUBNET=${PODRUN_TESTBED_KUBELET_POD_SUBNET:-10.89.0.0/16}
+KUBELET_BRIDGE=${PODRUN_TESTBED_KUBELET_BRIDGE:-cni-podrunk0}
+KUBELET_PORT=${PODRUN_TESTBED_KUBELET_PORT:-10250}
+KUBELET_READONLY_PORT=${PODRUN_TESTBED_KUBELET_READONLY_PORT:-10255}
+KUBELET_HEALTHZ_PORT=${PODRUN_TESTBED_KUBELET_HEALTHZ_PORT:-10248}
+KUBELET_CGROUP_ROOT=${PODRUN_TESTBED_KUBELET_CGROUP_ROOT:-/podrun-kubelet}
+KUBELET_NODE_NAME=${PODRUN_TESTBED_KUBELET_NODE_NAME:-$(uname -n | tr '[:upper:]' '[:lower:]')}
+KUBELET_VERBOSITY=${PODRUN_TESTBED_KUBELET_V:-2}
+# What the kubelet's container manager sets on start unless
+# protectKernelDefaults (setupKernelTunables in
+# pkg/kubelet/cm/container_manager_linux.go; the values are in
+# k8s.io/component-helpers/node/util/sysctl): vm.overcommit_memory=1,
+# vm.panic_on_oom=0, kernel.panic=10, kernel.panic_on_oops=1,
+# kernel.keys.root_maxkeys=1000000, kernel.keys.root_maxbytes=25000000.
+# Host paths the kubelet writes whatever its settings: the legacy container
+# log symlinks (kubelet.ContainerLogsDir), the device plugin registration
+# socket (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1.KubeletSocket), and
+# libmount's /run/mount, made by the mount(8) calls of MakeRShared.
+KUBELET_DEVICE_SOCKET=/var/lib/kubelet/device-plugins/kubelet.sock
+KUBELET_HOST_DIRS=(/var/log/containers /var/lib/kubelet /var/lib/kubelet/device-plugins /run/mount)
+KUBELET_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
+  kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 
 # set_flavor FLAVOR: the containerd binary, its root and state, and (v2)
 # where the Go-built binaries go and where shims put their sockets.
@@ -602,28 +688,32 @@ EOF
   done
 }
 
+# write_cni_conf [CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR]: the testbed's
+# network, or (kubelet-up) another one with these names.
 write_cni_conf() {
   # One bridge network. Loopback is not in the list: containerd's CRI
   # brings up "lo" itself with the loopback plugin from bin_dir. portmap
   # does nothing unless a pod asks for hostPorts. IPAM state stays under
   # $DIR (host-local's default is /var/lib/cni/networks).
-  mkdir -p "$DIR/cni/ipam"
-  put "$DIR/cni/net.d/10-podrun.conflist" <<EOF
+  local conflist=${1:-$DIR/cni/net.d/10-podrun.conflist} network=${2:-podrun-testbed}
+  local bridge=${3:-$BRIDGE} subnet=${4:-$POD_SUBNET} ipam=${5:-$DIR/cni/ipam}
+  mkdir -p "$ipam"
+  put "$conflist" <<EOF
 {
   "cniVersion": "1.0.0",
-  "name": "podrun-testbed",
+  "name": "$network",
   "plugins": [
     {
       "type": "bridge",
-      "bridge": "$BRIDGE",
+      "bridge": "$bridge",
       "isGateway": true,
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": "$POD_SUBNET"}]],
+        "ranges": [[{"subnet": "$subnet"}]],
         "routes": [{"dst": "0.0.0.0/0"}],
-        "dataDir": "$DIR/cni/ipam"
+        "dataDir": "$ipam"
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
@@ -706,7 +796,13 @@ disabled_plugins = [
 EOF
 }
 
+# write_containerd_config_v2 [CONFIG [CNI_CONF_DIR]]: the testbed's
+# containerd.toml, or (kubelet-up) another instance's, from $CTR_ROOT,
+# $CTR_STATE, $SOCK and $SHIM_SOCKET_DIR (temp, CDI and image-verifier dirs
+# next to $CTR_ROOT).
 write_containerd_config_v2() {
+  local config=${1:-$DIR/containerd.toml} cni_conf_dir=${2:-$DIR/cni/net.d} base
+  base=$(dirname "$CTR_ROOT")
   # Based on `containerd config default` of the built binary, every host
   # path moved under $DIR. Config version 3 (what every 2.x reads; 2.4
   # migrates it to its version 4 in memory and logs a warning saying so):
@@ -715,13 +811,13 @@ write_containerd_config_v2() {
   # io.containerd.cri.v1.images (pulls, registry, sandbox image).
   ((${#SHIM_SOCKET_DIR} <= 42)) ||
     die "shim socket dir $SHIM_SOCKET_DIR is longer than containerd's 42-character limit; use a shorter PODRUN_TESTBED_DIR"
-  put "$DIR/containerd.toml" <<EOF
+  put "$config" <<EOF
 # Written by hack/testbed.sh for containerd $CONTAINERD_V2_VERSION.
 version = 3
 root = "$CTR_ROOT"
 state = "$CTR_STATE"
 # TMPDIR of containerd (temporary mounts while unpacking, ...).
-temp = "$DIR/v2/tmp"
+temp = "$base/tmp"
 # No drop-ins (the built-in default names /etc/containerd/conf.d/*.toml).
 imports = []
 oom_score = 0
@@ -756,7 +852,7 @@ disabled_plugins = [
     disable = true
 
   [plugins.'io.containerd.image-verifier.v1.bindir']
-    bin_dir = "$DIR/v2/image-verifier/bin"
+    bin_dir = "$base/image-verifier/bin"
 
   [plugins.'io.containerd.transfer.v1.local']
     # CRI passes its own registry config_path; this is for other clients.
@@ -785,7 +881,7 @@ disabled_plugins = [
     netns_mounts_under_state_dir = true
     enable_selinux = false
     # Default /etc/cdi and /var/run/cdi.
-    cdi_spec_dirs = ["$DIR/v2/cdi"]
+    cdi_spec_dirs = ["$base/cdi"]
     # These machines have cgroup v1, deprecated since 2.2: the warning
     # would show as a false ContainerdHasNoDeprecationWarnings condition in
     # CRI Status, which "cribare -ping" (any false condition) rejects.
@@ -808,7 +904,7 @@ disabled_plugins = [
 
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ["$CNI_BIN_DIR"]
-      conf_dir = "$DIR/cni/net.d"
+      conf_dir = "$cni_conf_dir"
       max_conf_num = 1
       # Bring up the pod's lo without the loopback plugin (one libcni
       # result less in /var/lib/cni/results).
@@ -915,6 +1011,280 @@ PODRUN_TESTBED_CONTAINERD=$FLAVOR
 EOF
 }
 
+# ---------------------------------------------------------------- kubelet --
+# The oracle: a standalone kubelet $KUBELET_VERSION on a containerd of its
+# own (see "kubelet-up" at the top). Everything of it lives under $KDIR.
+
+# build_kubelet: cmd/kubelet of the k8s.io/kubernetes module from the Go
+# module proxy, once per version, into $KUBELET_OPT/bin. `go install
+# k8s.io/kubernetes/cmd/kubelet@V` refuses (the module's go.mod replaces
+# every k8s.io/X with ./staging/src/k8s.io/X, which the module zip does not
+# hold), so: copy the module, drop vendor/ and go.work*, replace each
+# staging replace by a requirement on the published k8s.io/X of the same
+# release (v0.<minor>.<patch>), and build with -mod=mod outside any
+# workspace. The version ldflags are those of the upstream build
+# (hack/lib/version.sh), so `kubelet --version` reports $KUBELET_VERSION.
+build_kubelet() {
+  local src=$KUBELET_OPT/src mod staging m t0=$SECONDS major minor
+  if [[ -x $KUBELET && -f $KUBELET_OPT/bin/built ]]; then
+    return 0
+  fi
+  command -v go >/dev/null || die "go is needed to build kubelet $KUBELET_VERSION"
+  log "building kubelet $KUBELET_VERSION from the Go module proxy (about 6 minutes cold on 2 cores)"
+  mod=$(cd / && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBELET_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') ||
+    die "go mod download k8s.io/kubernetes@$KUBELET_VERSION failed"
+  [[ -f $mod/go.mod ]] || die "go mod download k8s.io/kubernetes@$KUBELET_VERSION gave no module directory"
+  rm -rf "$src" && mkdir -p "$KUBELET_OPT/bin"
+  cp -r "$mod" "$src" && chmod -R u+w "$src"
+  rm -rf "$src/vendor" "$src"/go.work*
+  # k8s.io/X v1.M.P's staging modules are published as k8s.io/X v0.M.P.
+  staging=v0.${KUBELET_VERSION#v1.}
+  for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$src/go.mod"); do
+    (cd "$src" && go mod edit -dropreplace="$m" -require="$m@$staging") ||
+      die "go mod edit of $m failed"
+  done
+  major=${KUBELET_VERSION#v}
+  minor=${major#*.}
+  minor=${minor%%.*}
+  major=${major%%.*}
+  local ldflags=() k v kv
+  for kv in "gitVersion=$KUBELET_VERSION" "gitMajor=$major" "gitMinor=$minor" \
+    "gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
+    k=${kv%%=*} v=${kv#*=}
+    ldflags+=("-X k8s.io/component-base/version.$k=$v" "-X k8s.io/client-go/pkg/version.$k=$v")
+  done
+  (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=1 go build -mod=mod -trimpath \
+    -ldflags "-s -w ${ldflags[*]}" -o "$KUBELET" ./cmd/kubelet) ||
+    die "go build of kubelet $KUBELET_VERSION failed (sources kept in $src)"
+  "$KUBELET" --version | grep -qxF "Kubernetes $KUBELET_VERSION" ||
+    die "$KUBELET reports '$("$KUBELET" --version)', not Kubernetes $KUBELET_VERSION"
+  # The sources are not needed to run it; the Go build cache makes a rebuild quick.
+  rm -rf "$src"
+  echo "$KUBELET_VERSION" >"$KUBELET_OPT/bin/built"
+  log "built kubelet $KUBELET_VERSION in $((SECONDS - t0))s"
+}
+
+# kubelet_containerd: switch this (sub)shell's containerd settings to the
+# kubelet's own instance: the pinned v2 binaries, everything else under
+# $KDIR. Only ever called inside the kubelet commands' subshells.
+kubelet_containerd() {
+  set_flavor v2
+  CTR_ROOT=$KDIR/containerd/root
+  CTR_STATE=$KDIR/containerd/state
+  SHIM_SOCKET_DIR=$KDIR/s
+  SOCK=$KDIR/run/containerd.sock
+  ENDPOINT=unix://$SOCK
+}
+
+# cgroup_mounts TYPE: mount points of every cgroup filesystem of TYPE
+# (cgroup for the v1 hierarchies, cgroup2 for the unified one).
+cgroup_mounts() {
+  awk -v t="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == t) print $5; break } }' /proc/self/mountinfo
+}
+
+# kubelet_sysctl_path NAME: /proc/sys path of a dotted sysctl name.
+kubelet_sysctl_path() { echo "/proc/sys/${1//.//}"; }
+
+# kubelet_save_sysctls: the host's values of the sysctls the kubelet
+# rewrites, unless a file from an earlier kubelet-up without kubelet-down
+# holds them already (then those are the host's, not the kubelet's).
+kubelet_save_sysctls() {
+  local f=$KDIR/sysctl.saved k
+  [[ -s $f ]] && return 0
+  for k in "${KUBELET_SYSCTLS[@]}"; do
+    printf '%s=%s\n' "$k" "$(<"$(kubelet_sysctl_path "$k")")"
+  done >"$f.tmp"
+  mv -f "$f.tmp" "$f"
+}
+
+kubelet_restore_sysctls() {
+  local f=$KDIR/sysctl.saved line k v
+  [[ -s $f ]] || return 0
+  while IFS= read -r line; do
+    k=${line%%=*} v=${line#*=}
+    [[ $(<"$(kubelet_sysctl_path "$k")") == "$v" ]] && continue
+    log "restoring sysctl $k=$v (the kubelet set $(<"$(kubelet_sysctl_path "$k")"))"
+    echo "$v" >"$(kubelet_sysctl_path "$k")" || log "warning: cannot restore sysctl $k=$v"
+  done <"$f"
+  rm -f "$f"
+}
+
+kubelet_answers() {
+  [[ $(curl -s --max-time 2 "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz") == ok ]] &&
+    curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$KUBELET_READONLY_PORT/pods"
+}
+
+write_kubelet_config() {
+  # Standalone: no kubeconfig, static pods only. Every path it would put
+  # on the host is moved under $KDIR (see "kubelet-up" at the top).
+  put "$KDIR/kubelet.yaml" <<EOF
+# Written by hack/testbed.sh for kubelet $KUBELET_VERSION ($KUBELET), started with
+#   ${KUBELET_ARGS[*]}
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: $ENDPOINT
+staticPodPath: $KDIR/manifests
+# Container logs, otherwise /var/log/pods.
+podLogsDir: $KDIR/logs/pods
+# The authenticated port (self-signed certificate in --cert-dir), the
+# read-only one (GET /pods: a v1.PodList with full status) and healthz,
+# all on loopback only.
+address: 127.0.0.1
+port: $KUBELET_PORT
+readOnlyPort: $KUBELET_READONLY_PORT
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+# PID 1 is not systemd; cgroup v1 is deprecated, not refused, with this.
+cgroupDriver: cgroupfs
+failCgroupV1: false
+# Created beforehand in every v1 hierarchy (the kubelet refuses to start
+# otherwise); kubepods and the QoS cgroups go below it.
+cgroupRoot: $KUBELET_CGROUP_ROOT
+# Not the KUBE-IPTABLES-HINT/KUBE-FIREWALL chains and their jumps from
+# INPUT and OUTPUT: pods' networking is CNI's, and the host firewall stays
+# as it was.
+makeIPTablesUtilChains: false
+# false (the default): the kubelet rewrites the sysctls in
+# KUBELET_SYSCTLS; kubelet-up saves them and kubelet-down restores them.
+protectKernelDefaults: false
+EOF
+}
+
+cmd_kubelet_up() (
+  local t0=$SECONDS fresh=
+  [[ $(id -u) == 0 ]] || die "must run as root (kubelet, containerd)"
+  [[ -x $DIR/bin/cribare && -d $DIR/certs.d ]] && registry_answers "$MIRROR_PORT" 200 ||
+    die "the testbed is not up (its mirror registry pulls the kubelet's images): run '$0 up' first"
+  kubelet_containerd
+  build_containerd_v2
+  build_runc
+  build_kubelet
+  mkdir -p "$KDIR"/{run,manifests,logs/pods,root,volume-plugins,containerd/tmp,containerd/cdi} "$CTR_ROOT" "$CTR_STATE"
+
+  write_cni_conf "$KDIR/cni/net.d/10-podrun-kubelet.conflist" podrun-testbed-kubelet \
+    "$KUBELET_BRIDGE" "$KUBELET_POD_SUBNET" "$KDIR/cni/ipam"
+  write_containerd_config_v2 "$KDIR/containerd.toml" "$KDIR/cni/net.d"
+  alive "$DIR/run/kubelet-containerd.pid" "$CONTAINERD" || fresh=1
+  echo "$CONTAINERD" >"$KDIR/containerd.exe"
+  start_daemon kubelet-containerd "$CONTAINERD" "$KDIR/containerd.toml" --config "$KDIR/containerd.toml"
+  wait_for "kubelet's containerd" 30 cri_answers ||
+    die "the kubelet's containerd does not answer on $ENDPOINT; see $DIR/log/kubelet-containerd.log"
+  if [[ -n $fresh ]]; then
+    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -notready -timeout 60s ||
+      log "warning: removing stale sandboxes of the kubelet's containerd failed"
+  fi
+
+  # Host state the kubelet changes, recorded before it first starts.
+  # In every v1 hierarchy (on a host with cgroup v2 only: the unified one;
+  # not tried here, these machines have v1).
+  local m mounts
+  mounts=$(cgroup_mounts cgroup)
+  [[ -n $mounts ]] || mounts=$(cgroup_mounts cgroup2)
+  for m in $mounts; do
+    mkdir -p "$m$KUBELET_CGROUP_ROOT"
+  done
+  kubelet_save_sysctls
+  if ! alive "$DIR/run/kubelet.pid" "$KUBELET" && [[ -S $KUBELET_DEVICE_SOCKET ]] &&
+    ss -xlnH 2>/dev/null | awk '{print $5}' | grep -qxF "$KUBELET_DEVICE_SOCKET"; then
+    die "another kubelet listens on $KUBELET_DEVICE_SOCKET (a path no setting moves): not starting a second one"
+  fi
+  for m in "${KUBELET_HOST_DIRS[@]}"; do
+    [[ -e $m ]] || grep -qxF "$m" "$KDIR/created-host-dirs" 2>/dev/null || echo "$m" >>"$KDIR/created-host-dirs"
+  done
+
+  KUBELET_ARGS=(
+    --config="$KDIR/kubelet.yaml"
+    --root-dir="$KDIR/root"
+    --cert-dir="$KDIR/root/pki"
+    --volume-plugin-dir="$KDIR/volume-plugins"
+    --hostname-override="$KUBELET_NODE_NAME"
+    --v="$KUBELET_VERBOSITY"
+  )
+  write_kubelet_config
+  echo "$KUBELET" >"$KDIR/kubelet.exe"
+  start_daemon kubelet "$KUBELET" "$KDIR/kubelet.yaml" "${KUBELET_ARGS[@]}"
+  wait_for kubelet 60 kubelet_answers ||
+    die "kubelet $KUBELET_VERSION does not answer on 127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz and :$KUBELET_READONLY_PORT/pods; see $DIR/log/kubelet.log"
+  put "$KDIR/kubelet.env" <<EOF
+PODRUN_TESTBED_KUBELET_VERSION=$KUBELET_VERSION
+PODRUN_TESTBED_KUBELET_BIN=$KUBELET
+PODRUN_TESTBED_KUBELET_ENDPOINT=$ENDPOINT
+PODRUN_TESTBED_KUBELET_STATIC_POD_DIR=$KDIR/manifests
+PODRUN_TESTBED_KUBELET_PODS_URL=http://127.0.0.1:$KUBELET_READONLY_PORT/pods
+PODRUN_TESTBED_KUBELET_ROOT_DIR=$KDIR/root
+PODRUN_TESTBED_KUBELET_POD_LOGS_DIR=$KDIR/logs/pods
+PODRUN_TESTBED_KUBELET_NODE_NAME=$KUBELET_NODE_NAME
+PODRUN_TESTBED_KUBELET_CGROUP_ROOT=$KUBELET_CGROUP_ROOT
+PODRUN_TESTBED_KUBELET_POD_SUBNET=$KUBELET_POD_SUBNET
+PODRUN_TESTBED_KUBELET_LOG=$DIR/log/kubelet.log
+EOF
+  log "kubelet $KUBELET_VERSION up in $((SECONDS - t0))s; settings: $0 env"
+)
+
+cmd_kubelet_down() (
+  local exe m id
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -d $KDIR ]] || return 0
+  kubelet_containerd
+  # The binaries kubelet-up started, whatever the version settings say now.
+  exe=$(cat "$KDIR/kubelet.exe" 2>/dev/null) || exe=$KUBELET
+  # The kubelet first: it would restart the pods removed below. It leaves
+  # them running when it stops.
+  stop_pid "$DIR/run/kubelet.pid" "$exe" kubelet
+  exe=$(cat "$KDIR/containerd.exe" 2>/dev/null) || exe=$CONTAINERD
+  if alive "$DIR/run/kubelet-containerd.pid" "$exe"; then
+    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
+      log "warning: removing the kubelet's pods through CRI failed; killing what is left"
+  fi
+  stop_pid "$DIR/run/kubelet-containerd.pid" "$exe" kubelet-containerd
+  kill_shims
+  # Pod rootfs and netns mounts, the pods' volumes, and the kubelet's own
+  # rshared bind mount of its root dir.
+  unmount_under "$KDIR"
+  rm -rf "$KDIR/cni/ipam"
+  delete_bridge "$KDIR/cni/net.d/10-podrun-kubelet.conflist" "$KUBELET_BRIDGE"
+  for id in $(ls "$CTR_STATE/io.containerd.runtime.v2.task/k8s.io" \
+    "$CTR_ROOT/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null | grep -E '^[0-9a-f]{64}$' | sort -u); do
+    rm -f /var/lib/cni/results/podrun-testbed-kubelet-"$id"-*
+  done
+  # kubepods and the QoS and pod cgroups below the cgroup root, deepest first.
+  for m in $(cgroup_mounts cgroup) $(cgroup_mounts cgroup2); do
+    [[ -d $m$KUBELET_CGROUP_ROOT ]] || continue
+    find "$m$KUBELET_CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null ||
+      log "warning: cannot remove every cgroup under $m$KUBELET_CGROUP_ROOT"
+  done
+  kubelet_restore_sysctls
+  # What it puts in host paths no setting moves: the legacy log symlinks
+  # /var/log/containers/<pod>_<ns>_<container>-<id>.log into our logs, and
+  # its device plugin registration socket.
+  for m in /var/log/containers/*.log; do
+    if [[ -L $m && $(readlink "$m") == "$KDIR/"* ]]; then rm -f "$m"; fi
+  done
+  if ! ss -xlnH 2>/dev/null | awk '{print $5}' | grep -qxF "$KUBELET_DEVICE_SOCKET"; then
+    rm -f "$KUBELET_DEVICE_SOCKET"
+  fi
+  # The directories among them that kubelet-up found missing, if empty
+  # now, deepest first.
+  if [[ -s $KDIR/created-host-dirs ]]; then
+    for m in $(sort -r "$KDIR/created-host-dirs"); do
+      rmdir "$m" 2>/dev/null || [[ ! -e $m ]] || log "warning: $m is not empty; left in place"
+    done
+    rm -f "$KDIR/created-host-dirs"
+  fi
+  # A next kubelet-up starts clean: no static pods, no pod dirs or logs.
+  # Images stay in the kubelet's containerd.
+  rm -rf "$KDIR/manifests" "$KDIR/root" "$KDIR/logs" "$KDIR/kubelet.env"
+  log "kubelet down"
+)
+
 # --------------------------------------------------------------- commands --
 
 cmd_up() {
@@ -938,6 +1308,7 @@ cmd_up() {
   push_images
   write_env
   log "up in $((SECONDS - t0))s; settings: $0 env"
+  if [[ ${PODRUN_TESTBED_KUBELET:-} == 1 ]]; then cmd_kubelet_up; fi
 }
 
 # Every process whose argv has "-address $SOCK": the shims of our containerd.
@@ -957,22 +1328,11 @@ descendants() { # PID: the pid and all its descendants
   for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do descendants "$c"; done
 }
 
-cmd_down() {
-  local purge=${1:-} pids m i exe bridge
-  [[ $(id -u) == 0 ]] || die "must run as root"
-  [[ -d $DIR ]] || { log "nothing to do: $DIR does not exist"; return 0; }
-  # Whatever flavor `up` started, not the one PODRUN_TESTBED_CONTAINERD
-  # names now.
-  exe=$(running_containerd)
-  # Pods first, through CRI, so CNI releases IPs and mounts go away.
-  if alive "$DIR/run/containerd.pid" "$exe" && [[ -x $DIR/bin/cribare ]]; then
-    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
-      log "warning: removing pods through CRI failed; killing what is left"
-  fi
-  stop_pid "$DIR/run/containerd.pid" "$exe" containerd
-  rm -f "$DIR/run/containerd.exe"
-  # Shims whose containers were removed exit by themselves; any left (and
-  # their containers) are killed.
+# kill_shims: after containerd stopped, wait for the shims of $SOCK whose
+# containers were removed to exit by themselves; kill any left (and their
+# containers).
+kill_shims() {
+  local i pids
   for ((i = 0; i < 30; i++)); do
     [[ -z $(our_shims) ]] && break
     sleep 0.1
@@ -982,21 +1342,53 @@ cmd_down() {
     log "killing leftover shims and containers: $(echo $pids)"
     kill -KILL $pids 2>/dev/null || true
   fi
+}
+
+# unmount_under DIR: every mount below DIR, deepest first.
+unmount_under() {
+  local m
+  for m in $(awk -v d="$1/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount -l "$m" 2>/dev/null || log "warning: cannot unmount $m"
+  done
+}
+
+# delete_bridge CONFLIST DEFAULT: the bridge device CONFLIST names (DEFAULT
+# without one).
+delete_bridge() {
+  local bridge
+  bridge=$(sed -n 's/^ *"bridge": "\(.*\)",$/\1/p' "$1" 2>/dev/null)
+  bridge=${bridge:-$2}
+  if ip link show "$bridge" >/dev/null 2>&1; then
+    ip link delete "$bridge" || log "warning: cannot delete bridge $bridge"
+  fi
+}
+
+cmd_down() {
+  local purge=${1:-} exe
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -d $DIR ]] || { log "nothing to do: $DIR does not exist"; return 0; }
+  # Whatever flavor `up` started, not the one PODRUN_TESTBED_CONTAINERD
+  # names now.
+  exe=$(running_containerd)
+  # The kubelet's pods go through the registries' images: it stops first.
+  cmd_kubelet_down || log "warning: stopping the kubelet failed; going on"
+  # Pods first, through CRI, so CNI releases IPs and mounts go away.
+  if alive "$DIR/run/containerd.pid" "$exe" && [[ -x $DIR/bin/cribare ]]; then
+    "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
+      log "warning: removing pods through CRI failed; killing what is left"
+  fi
+  stop_pid "$DIR/run/containerd.pid" "$exe" containerd
+  rm -f "$DIR/run/containerd.exe"
+  kill_shims
   stop_pid "$DIR/run/registry-mirror.pid" /usr/bin/docker-registry registry-mirror
   stop_pid "$DIR/run/registry-private.pid" /usr/bin/docker-registry registry-private
   # Mounts left under $DIR (rootfs overlays, netns) by killed pods, deepest
   # first, so that --purge never deletes through a mount.
-  for m in $(awk -v d="$DIR/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
-    umount -l "$m" 2>/dev/null || log "warning: cannot unmount $m"
-  done
+  unmount_under "$DIR"
   # No pod survives `down`, so no IP is still allocated.
   rm -rf "$DIR/cni/ipam"
   # The bridge the CNI config names (PODRUN_TESTBED_BRIDGE of `up`).
-  bridge=$(sed -n 's/^ *"bridge": "\(.*\)",$/\1/p' "$DIR/cni/net.d/10-podrun.conflist" 2>/dev/null)
-  bridge=${bridge:-$BRIDGE}
-  if ip link show "$bridge" >/dev/null 2>&1; then
-    ip link delete "$bridge" || log "warning: cannot delete bridge $bridge"
-  fi
+  delete_bridge "$DIR/cni/net.d/10-podrun.conflist" "$BRIDGE"
   sweep_leftovers results
   if [[ -e $DIR/run/created-run-containerd ]]; then
     rmdir /run/containerd/s /run/containerd 2>/dev/null || true
@@ -1019,14 +1411,19 @@ cmd_down() {
 cmd_env() {
   [[ -s $DIR/testbed.env ]] || die "no $DIR/testbed.env: run '$0 up' first"
   cat "$DIR/testbed.env"
+  # The kubelet's settings while kubelet-up's kubelet runs.
+  if [[ -s $KDIR/kubelet.env ]]; then cat "$KDIR/kubelet.env"; fi
 }
 
 case ${1:-} in
 up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
+kubelet-build) build_kubelet ;;
+kubelet-up) cmd_kubelet_up ;;
+kubelet-down) cmd_kubelet_down ;;
 *)
-  echo "usage: $0 up | down [--purge] | env" >&2
+  echo "usage: $0 up | down [--purge] | env | kubelet-up | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac
