@@ -53,7 +53,7 @@ e2e: build testbed-up ## end-to-end tests of bin/podrun against the real testbed
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) build -o bin/testlog ./hack/testlog && \
 	PODRUN_E2E_BINARY=$(CURDIR)/$(BIN) \
-	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -json ./e2e/... 2>&1 | bin/testlog -log /tmp/podrun-e2e.log; \
+	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -json ./e2e/ 2>&1 | bin/testlog -log /tmp/podrun-e2e.log; \
 	s=("$${PIPESTATUS[@]}"); [[ $${s[0]} == 0 && $${s[1]} == 0 ]]
 
 test: vet unit e2e ## every test: vet, unit and end-to-end (what CI runs)
