@@ -7,19 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// imageWithDefaultTag adds ":latest" to an image with neither tag nor
-// digest, as the kubelet's applyDefaultImageTag does.
-func imageWithDefaultTag(image string) string {
-	if strings.Contains(image, "@") {
-		return image
-	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	if strings.Contains(last, ":") {
-		return image
-	}
-	return image + ":latest"
-}
-
 // pullError is an image failure that ends the run with exit 125: podrun
 // cannot run the pod.
 type pullError struct {

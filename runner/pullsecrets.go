@@ -29,12 +29,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/imageref"
 )
 
 // ------------------------------------------------------ docker configs --
@@ -301,10 +302,11 @@ func isDefaultRegistryMatch(repo string) bool {
 // secrets first, then the node's), with exact duplicates dropped so that a
 // credential found twice is tried once.
 func authsFor(image string, rings []*keyring) ([]credential, error) {
-	repo, err := parseImageName(image)
+	ref, err := imageref.Parse(image)
 	if err != nil {
 		return nil, err
 	}
+	repo := ref.Repository
 	var out []credential
 	for _, r := range rings {
 		for _, c := range r.lookup(repo) {
@@ -319,71 +321,6 @@ func authsFor(image string, rings []*keyring) ([]credential, error) {
 func sameSecret(a, b credential) bool {
 	return a.Username == b.Username && a.Password == b.Password &&
 		a.IdentityToken == b.IdentityToken && a.RegistryToken == b.RegistryToken
-}
-
-// ----------------------------------------------------------- image names --
-
-// imageReferenceRegexp is the reference grammar of
-// github.com/distribution/reference: name[:tag][@digest], the name being
-// [domain[:port]/]component(/component)*.
-var imageReferenceRegexp = func() *regexp.Regexp {
-	const (
-		component = `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
-		label     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		domain    = `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-		name      = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
-		tag       = `[\w][\w.-]{0,127}`
-		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-	)
-	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(` + digest + `))?$`)
-}()
-
-var imageIDRegexp = regexp.MustCompile(`^[a-f0-9]{64}$`)
-
-// parseImageName returns the normalised repository of an image reference,
-// as the kubelet's parsers.ParseImageName (distribution's
-// ParseNormalizedNamed) gives it: "busybox" is "docker.io/library/busybox",
-// "index.docker.io/x/y:1" is "docker.io/x/y". A reference that does not
-// parse is an error in the kubelet's words.
-func parseImageName(image string) (string, error) {
-	fail := func(why string) (string, error) {
-		return "", fmt.Errorf("couldn't parse image name %q: %s", image, why)
-	}
-	if imageIDRegexp.MatchString(image) {
-		return fail(fmt.Sprintf("invalid repository name (%s), cannot specify 64-byte hexadecimal strings", image))
-	}
-	domain, rest := "docker.io", image
-	if first, after, ok := strings.Cut(image, "/"); ok &&
-		(strings.ContainsAny(first, ".:") || first == "localhost" || strings.ToLower(first) != first) {
-		domain, rest = first, after
-	}
-	if domain == "index.docker.io" {
-		domain = "docker.io"
-	}
-	if domain == "docker.io" && !strings.Contains(rest, "/") {
-		rest = "library/" + rest
-	}
-	if remote, _, _ := strings.Cut(rest, ":"); strings.ToLower(remote) != remote {
-		return fail(fmt.Sprintf("invalid reference format: repository name (%s) must be lowercase", remote))
-	}
-	m := imageReferenceRegexp.FindStringSubmatch(domain + "/" + rest)
-	if m == nil {
-		return fail("invalid reference format")
-	}
-	if len(m[1]) > 255 {
-		return fail("repository name must not be more than 255 characters")
-	}
-	if d := m[2]; d != "" {
-		alg, hex, _ := strings.Cut(d, ":")
-		n, ok := map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}[alg]
-		if !ok {
-			return fail("unsupported digest algorithm")
-		}
-		if len(hex) != n || strings.ToLower(hex) != hex {
-			return fail("invalid checksum digest format")
-		}
-	}
-	return m[1], nil
 }
 
 // ------------------------------------------------------------- sources --

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/imageref"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -481,12 +482,12 @@ func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image
 }
 
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := parseImageName(c.Image); err != nil {
+	if _, err := imageref.Parse(c.Image); err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
 		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
 		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
 	}
-	image := imageWithDefaultTag(c.Image)
+	image := imageref.WithDefaultTag(c.Image)
 	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
 		return ref, time.Time{}, nil
 	}
