@@ -30,6 +30,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Rejection reasons, as the kubelet names them (pkg/kubelet/lifecycle,
@@ -239,45 +241,13 @@ func isScalarResource(name v1.ResourceName) bool {
 		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
 }
 
-// admissionRequests is the pod's effective request per resource, the formula of
-// the scheduler and the kubelet (component-helpers resource.PodRequests):
-//
-//   - regular containers and sidecars (restartable init containers) add up;
-//   - each regular init container runs alone next to the sidecars started
-//     before it, so it needs its own request plus theirs;
-//   - the pod needs the larger of the two, per resource;
-//   - pod-level requests (spec.resources) replace that for cpu, memory and
-//     hugepages;
-//   - the pod overhead is added.
+// admissionRequests is the pod's effective request per resource
+// (podresources.Requests) in the units the scheduler counts.
 func admissionRequests(pod *v1.Pod) map[v1.ResourceName]int64 {
 	reqs := map[v1.ResourceName]int64{}
-	for i := range pod.Spec.Containers {
-		addRequestAmounts(reqs, pod.Spec.Containers[i].Resources.Requests)
+	for name, q := range podresources.Requests(pod) {
+		reqs[name] = requestAmount(name, q)
 	}
-	sidecars := map[v1.ResourceName]int64{}
-	initMax := map[v1.ResourceName]int64{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		use := map[v1.ResourceName]int64{}
-		if isSidecar(c) {
-			addRequestAmounts(reqs, c.Resources.Requests)
-			addRequestAmounts(sidecars, c.Resources.Requests)
-			addAmounts(use, sidecars)
-		} else {
-			addRequestAmounts(use, c.Resources.Requests)
-			addAmounts(use, sidecars)
-		}
-		maxAmounts(initMax, use)
-	}
-	maxAmounts(reqs, initMax)
-	if pod.Spec.Resources != nil {
-		for name, q := range pod.Spec.Resources.Requests {
-			if name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
-				reqs[name] = requestAmount(name, q)
-			}
-		}
-	}
-	addRequestAmounts(reqs, pod.Spec.Overhead)
 	return reqs
 }
 
@@ -290,23 +260,9 @@ func requestAmount(name v1.ResourceName, q resource.Quantity) int64 {
 	return q.Value()
 }
 
-func addRequestAmounts(dst map[v1.ResourceName]int64, l v1.ResourceList) {
-	for name, q := range l {
-		dst[name] += requestAmount(name, q)
-	}
-}
-
 func addAmounts(dst, src map[v1.ResourceName]int64) {
 	for name, n := range src {
 		dst[name] += n
-	}
-}
-
-func maxAmounts(dst, src map[v1.ResourceName]int64) {
-	for name, n := range src {
-		if n > dst[name] {
-			dst[name] = n
-		}
 	}
 }
 

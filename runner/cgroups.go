@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Pod cgroups, as the kubelet's pod container manager makes them
@@ -109,32 +111,15 @@ type podResources struct {
 // quota only if every container declares a cpu limit, and the memory limit
 // only if every container declares a memory limit.
 func podResourceConfig(pod *v1.Pod) podResources {
-	reqs := podRequests(pod)
-	cpuDeclared, memDeclared := true, true
-	limits := podLimits(pod, func(l v1.ResourceList) {
-		if l.Cpu().IsZero() {
-			cpuDeclared = false
-		}
-		if l.Memory().IsZero() {
-			memDeclared = false
-		}
-	})
-	if r := pod.Spec.Resources; r != nil {
-		// Pod-level limits declare the limit for every container.
-		if !r.Limits.Cpu().IsZero() {
-			cpuDeclared = true
-		}
-		if !r.Limits.Memory().IsZero() {
-			memDeclared = true
-		}
-	}
+	reqs := podresources.Requests(pod)
+	limits, cpuDeclared, memDeclared := podresources.DeclaredLimits(pod)
 	shares := milliCPUToShares(reqs.Cpu().MilliValue())
 	period := uint64(quotaPeriod)
 	quota := milliCPUToQuota(limits.Cpu().MilliValue(), quotaPeriod)
 	memory := limits.Memory().Value()
 
 	var rc podResources
-	switch qosClass(pod) {
+	switch podresources.QOSClass(pod) {
 	case v1.PodQOSGuaranteed:
 		rc = podResources{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
 	case v1.PodQOSBurstable:
@@ -152,88 +137,6 @@ func podResourceConfig(pod *v1.Pod) podResources {
 	return rc
 }
 
-// podRequests is k8s.io/component-helpers resource.PodRequests for the
-// kubelet's cgroups: the sum of the regular containers and sidecars, at
-// least what any init container needs while it runs (itself plus the
-// sidecars started before it), pod-level requests (cpu and memory) instead
-// where set, plus the pod overhead.
-func podRequests(pod *v1.Pod) v1.ResourceList {
-	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests },
-		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Requests }, nil, false)
-}
-
-// podLimits is resource.PodLimits: as podRequests, with the overhead added
-// only to non-zero limits. perContainer sees each container's effective
-// limits (an init container's include the sidecars before it).
-func podLimits(pod *v1.Pod, perContainer func(v1.ResourceList)) v1.ResourceList {
-	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits },
-		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Limits }, perContainer, true)
-}
-
-func podAggregate(pod *v1.Pod, of func(*v1.Container) v1.ResourceList, podLevel func(*v1.ResourceRequirements) v1.ResourceList,
-	perContainer func(v1.ResourceList), overheadOnlyNonZero bool) v1.ResourceList {
-	total := v1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		l := of(&pod.Spec.Containers[i])
-		if perContainer != nil {
-			perContainer(l)
-		}
-		addResources(total, l)
-	}
-	sidecars, inits := v1.ResourceList{}, v1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		l := of(c)
-		if isSidecar(c) {
-			addResources(total, l)
-			addResources(sidecars, l)
-			l = sidecars
-		} else {
-			tmp := v1.ResourceList{}
-			addResources(tmp, l)
-			addResources(tmp, sidecars)
-			l = tmp
-		}
-		if perContainer != nil {
-			perContainer(l)
-		}
-		maxResources(inits, l)
-	}
-	maxResources(total, inits)
-	if r := pod.Spec.Resources; r != nil {
-		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			if q, ok := podLevel(r)[name]; ok {
-				total[name] = q.DeepCopy()
-			}
-		}
-	}
-	for name, q := range pod.Spec.Overhead {
-		v, ok := total[name]
-		if overheadOnlyNonZero && (!ok || v.IsZero()) {
-			continue
-		}
-		v.Add(q)
-		total[name] = v
-	}
-	return total
-}
-
-func addResources(list, add v1.ResourceList) {
-	for name, q := range add {
-		v := list[name]
-		v.Add(q)
-		list[name] = v
-	}
-}
-
-func maxResources(list, other v1.ResourceList) {
-	for name, q := range other {
-		if v, ok := list[name]; !ok || q.Cmp(v) > 0 {
-			list[name] = q.DeepCopy()
-		}
-	}
-}
-
 // qosCgroupResources are the QoS cgroups' resources (the kubelet's
 // qos_container_manager_linux.go setCPUCgroupConfig): besteffort gets
 // shares 2, burstable the shares of the sum of its pods' cpu requests —
@@ -246,8 +149,8 @@ func qosCgroupResources(qos v1.PodQOSClass, pods []*v1.Pod) podResources {
 	case v1.PodQOSBurstable:
 		var milli int64
 		for _, p := range pods {
-			if qosClass(p) == v1.PodQOSBurstable {
-				reqs := podRequests(p)
+			if podresources.QOSClass(p) == v1.PodQOSBurstable {
+				reqs := podresources.Requests(p)
 				milli += reqs.Cpu().MilliValue()
 			}
 		}
@@ -500,7 +403,7 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 // parent anew without them.
 func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	const attempts = 10
-	qos := qosClass(pod)
+	qos := podresources.QOSClass(pod)
 	name := h.podCgroupName(pod)
 	h.parents.Lock()
 	defer h.parents.Unlock()
@@ -516,7 +419,7 @@ func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error
 
 // podCgroupName is the name of the pod's cgroup on this host.
 func (h *cgroupHost) podCgroupName(pod *v1.Pod) string {
-	return podCgroupName(pod, qosClass(pod), h.root, h.driver)
+	return podCgroupName(pod, podresources.QOSClass(pod), h.root, h.driver)
 }
 
 // ensurePodCgroupOnce is one attempt of ensurePodCgroup (h.parents held).

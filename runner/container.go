@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -118,7 +119,7 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && isSidecar(ic) {
+		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && podresources.IsSidecar(ic) {
 			a[AnnotationSidecar] = strconv.Itoa(i)
 		}
 	}

@@ -2,6 +2,8 @@ package runner
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Exit statuses of podrun besides a failed container's own exit code.
@@ -46,7 +48,7 @@ func exitCode(results []PodResult, interruptCode int) int {
 func failedContainerExitCode(pod *v1.Pod, st v1.PodStatus) int {
 	sidecar := map[string]bool{}
 	for i := range pod.Spec.InitContainers {
-		sidecar[pod.Spec.InitContainers[i].Name] = isSidecar(&pod.Spec.InitContainers[i])
+		sidecar[pod.Spec.InitContainers[i].Name] = podresources.IsSidecar(&pod.Spec.InitContainers[i])
 	}
 	for gi, group := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for _, s := range group {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // probeResult is the published result of a probe, as the kubelet's prober
@@ -184,7 +186,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 
 	for i := last; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		sidecar := isSidecar(c)
+		sidecar := podresources.IsSidecar(c)
 		cs := status.latest(c.Name)
 		if cs == nil {
 			// A sidecar whose instance vanished after it had started is restarted.
@@ -319,10 +321,6 @@ func shouldRestart(pod *v1.Pod, cs *containerStatus) bool {
 		return cs.ExitCode != 0
 	}
 	return true
-}
-
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
 func succeeded(cs *containerStatus) bool {

@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Helpers that build API container states for the podPhase table.
@@ -791,7 +793,7 @@ func TestQOSClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := baseStatusPod()
 			tc.mutate(pod)
-			if got := qosClass(pod); got != tc.want {
+			if got := podresources.QOSClass(pod); got != tc.want {
 				t.Errorf("qosClass = %s, want %s", got, tc.want)
 			}
 		})

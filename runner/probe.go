@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // kubeVersion is the Kubernetes version podrun's probes and hooks name in
@@ -242,7 +244,7 @@ func (pr *podProber) start(ctx context.Context) {
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+		if c := &pod.Spec.InitContainers[i]; podresources.IsSidecar(c) {
 			spawn(c, true)
 		}
 	}

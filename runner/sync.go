@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/imageref"
+	"github.com/podrun/podrun/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -284,7 +285,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		if err != nil {
 			return acted, nextWake, err
 		}
-		if !started && !isSidecar(c) {
+		if !started && !podresources.IsSidecar(c) {
 			return acted, nextWake, nil
 		}
 	}

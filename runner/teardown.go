@@ -10,6 +10,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // teardownSlack bounds the teardown beyond the grace period: the runtime
@@ -123,7 +125,7 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	var sidecars [][]string
 	for i := range p.pod.Spec.InitContainers {
 		c := &p.pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if podresources.IsSidecar(c) {
 			sidecars = append([][]string{byName[c.Name]}, sidecars...) // reverse order
 		} else {
 			first = append(first, byName[c.Name]...)

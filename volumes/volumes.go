@@ -32,6 +32,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Plugin directory names under <pod dir>/volumes, as the kubelet escapes
@@ -231,7 +233,7 @@ func fsGroup(pod *v1.Pod) *int64 {
 // kubelet wraps secret, downwardAPI and projected volumes (never on disk).
 func wrapInMemory(v *Volume, pod *v1.Pod, node Node) {
 	v.Tmpfs = true
-	v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podMemoryLimit(pod), 0)
+	v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podresources.MemoryLimit(pod), 0)
 	v.ReadOnly = true
 	v.SELinuxRelabel = true
 }
