@@ -35,6 +35,7 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/credentials"
 	"github.com/podrun/podrun/sources"
 )
 
@@ -266,6 +267,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return podrunError(err)
 	}
+	imageCreds, err := credentials.LoadFile(str(c, "image-credentials"), os.ReadFile)
+	if err != nil {
+		return podrunError(err)
+	}
 
 	ctx, force, sigCode, stopSignals := signals()
 	defer stopSignals()
@@ -338,10 +343,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		ConfigMaps:    configMaps(set),
 		Secrets:       secrets(set),
 
-		ImageCredentialsFile: str(c, "image-credentials"),
-		CgroupRoot:           str(c, "cgroup-root"),
-		CgroupDriver:         driver,
-		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
+		ImageCredentials:   imageCreds,
+		CgroupRoot:         str(c, "cgroup-root"),
+		CgroupDriver:       driver,
+		SeccompProfileRoot: str(c, "seccomp-profile-root"),
 	})
 	if err != nil {
 		// Rejected pods print as the kubelet reports them: Failed, with the reason.

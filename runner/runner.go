@@ -9,6 +9,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/runner/credentials"
 )
 
 // Options configure a run.
@@ -48,10 +50,10 @@ type Options struct {
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
 
-	// ImageCredentialsFile is a docker config.json (--image-credentials)
-	// whose credentials are tried after the pods' imagePullSecrets and
-	// before the node's docker config (see pullsecrets.go).
-	ImageCredentialsFile string
+	// ImageCredentials is the docker config.json of --image-credentials
+	// (credentials.LoadFile), tried after the pods' imagePullSecrets and
+	// before the node's docker config; nil for none.
+	ImageCredentials *credentials.Keyring
 
 	// CgroupRoot is the cgroup under which each pod gets its cgroup, by QoS
 	// class (cgroups.go); "" makes none and leaves the sandboxes' placement
@@ -110,7 +112,7 @@ type run struct {
 	now   func() time.Time
 	prog  sync.Mutex
 
-	nodeKeyrings []*keyring // the node's image pull credentials, tried after a pod's
+	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
 	cgroups *cgroupHost       // nil: no pod cgroups
 	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
@@ -159,10 +161,7 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	if err := checkUserns(ctx, rt, pods); err != nil {
 		return nil, err
 	}
-	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
-	if err != nil {
-		return nil, err
-	}
+	rings := credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir))
 	cgroups, err := newCgroupHost(opts.CgroupRoot, opts.CgroupDriver)
 	if err != nil {
 		return nil, err
