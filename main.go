@@ -35,6 +35,7 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 	"github.com/podrun/podrun/sources"
 )
@@ -126,7 +127,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
-		&cli.StringFlag{Name: "cgroup-root", Value: runner.DefaultCgroupRoot,
+		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot,
 			Usage: "cgroup under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
 		&cli.StringFlag{Name: "cgroup-driver",
 			Usage: "cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
@@ -427,7 +428,7 @@ func secrets(set *sources.Set) []*v1.Secret {
 // (CRI RuntimeConfig, as the kubelet asks it), or else cgroupfs.
 func cgroupDriver(ctx context.Context, rt *cri.Client, flag string) (string, error) {
 	switch flag {
-	case runner.CgroupDriverCgroupfs, runner.CgroupDriverSystemd:
+	case cgroups.DriverCgroupfs, cgroups.DriverSystemd:
 		return flag, nil
 	case "":
 	default:
@@ -436,11 +437,11 @@ func cgroupDriver(ctx context.Context, rt *cri.Client, flag string) (string, err
 	d, err := rt.CgroupDriver(ctx)
 	switch {
 	case errors.Is(err, cri.ErrUnimplemented):
-		return runner.CgroupDriverCgroupfs, nil
+		return cgroups.DriverCgroupfs, nil
 	case err != nil:
 		return "", err
 	case d == "":
-		return runner.CgroupDriverCgroupfs, nil
+		return cgroups.DriverCgroupfs, nil
 	}
 	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/podresources"
+	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -64,7 +65,7 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 		return nil, err
 	}
 	sc.NamespaceOptions.UsernsOptions = usernsOptions(pod, in.UsernsBase)
-	res := containerResources(c)
+	res := cgroups.ContainerResources(c)
 	res.OomScoreAdj = oomScoreAdj(pod, c, in.MemoryCapacity)
 	envMap := map[string]string{}
 	for _, e := range env {

@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/runner/cgroups"
 )
 
 // staleTempDirAge: a half-made pod data dir (".new-*") older than this
@@ -36,7 +38,7 @@ func listManaged(ctx context.Context, rt Runtime) ([]*runtimeapi.PodSandbox, err
 // is gone (SIGKILL, crash): their sandboxes (from sbs, podrun's sandboxes)
 // with their containers, their data dirs and their log dirs. Detached pods
 // are left alone.
-func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
+func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
 	var errs []error
 	var removed []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
@@ -50,10 +52,10 @@ func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.
 		}
 		removed = append(removed, sb)
 	}
-	if err := removeCgroups(removed); err != nil {
+	if err := removeCgroups(cgsys, removed); err != nil {
 		errs = append(errs, err)
 	}
-	if err := reclaimDataDirs(rootDir); err != nil {
+	if err := reclaimDataDirs(cgsys, rootDir); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -100,7 +102,7 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 // removeCgroups removes the pod cgroups the removed sandboxes' annotations
 // name, each once, after all of them are gone: a pod whose sandbox was
 // recreated has several sandboxes in one cgroup.
-func removeCgroups(removed []*runtimeapi.PodSandbox) error {
+func removeCgroups(cgsys cgroups.System, removed []*runtimeapi.PodSandbox) error {
 	seen := map[string]bool{}
 	var errs []error
 	for _, sb := range removed {
@@ -109,7 +111,7 @@ func removeCgroups(removed []*runtimeapi.PodSandbox) error {
 			continue
 		}
 		seen[cg] = true
-		if err := removeCgroupOfSandbox(cg); err != nil {
+		if err := cgsys.RemoveRecorded(cg); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err))
 		}
 	}
@@ -118,7 +120,7 @@ func removeCgroups(removed []*runtimeapi.PodSandbox) error {
 
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
 // and pod cgroups) whose owner is gone, and half-made ones that are stale.
-func reclaimDataDirs(rootDir string) error {
+func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
 	if errors.Is(err, os.ErrNotExist) {
@@ -152,7 +154,7 @@ func reclaimDataDirs(rootDir string) error {
 		if rec.Cgroup != "" {
 			// Its sandboxes are gone (reclaim removed them first), or it
 			// never had one: the owner died before creating it.
-			errs = append(errs, removeCgroupOfSandbox(rec.Cgroup))
+			errs = append(errs, cgsys.RemoveRecorded(rec.Cgroup))
 		}
 		errs = append(errs, removeDirSafely(dir))
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 )
 
@@ -114,7 +115,8 @@ type run struct {
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
-	cgroups *cgroupHost       // nil: no pod cgroups
+	cgroups *cgroups.Host     // nil: no pod cgroups
+	cgsys   cgroups.System    // the host's cgroups, for reclaiming
 	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
@@ -127,6 +129,11 @@ type run struct {
 // the *AdmissionError of every rejected pod, joined, and a Result with each
 // pod's status.
 func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
+	return runPods(ctx, rt, pods, opts, cgroups.HostSystem())
+}
+
+// runPods is Run with the host's cgroups reached through cgsys.
+func runPods(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
 	if opts.Wait == "" {
 		opts.Wait = WaitAuto
 	}
@@ -162,13 +169,13 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 		return nil, err
 	}
 	rings := credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir))
-	cgroups, err := newCgroupHost(opts.CgroupRoot, opts.CgroupDriver)
+	cgHost, err := cgroups.NewHost(opts.CgroupRoot, opts.CgroupDriver, cgsys)
 	if err != nil {
 		return nil, err
 	}
 	r := &run{
 		rt: rt, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
-		cgroups: cgroups, pods: pods,
+		cgroups: cgHost, cgsys: cgsys, pods: pods,
 		obs:  newObserver(rt, opts.Owner.RunID),
 		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
 	}
@@ -183,7 +190,7 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if err := reclaim(ctx, rt, opts.RootDir, sbs, r.progressf); err != nil {
+	if err := reclaim(ctx, rt, cgsys, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
 	if err := checkNotRunning(pods, sbs); err != nil {

@@ -205,7 +205,7 @@ func (p *podRun) setUp() error {
 	h := p.r.cgroups
 	cgroup := ""
 	if h != nil {
-		cgroup = h.podCgroupName(p.pod)
+		cgroup = h.PodCgroupName(p.pod)
 	}
 	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
 		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir, Cgroup: cgroup,
@@ -215,7 +215,7 @@ func (p *podRun) setUp() error {
 	}
 	p.dataDir = dir
 	if h != nil {
-		cg, err := h.ensurePodCgroup(p.pod, p.r.pods)
+		cg, err := h.EnsurePodCgroup(p.pod, p.r.pods)
 		p.cgroup = cg // removed at teardown, even when made in part
 		if err != nil {
 			return fmt.Errorf("creating the pod cgroup: %w", err)

@@ -48,7 +48,7 @@ func (p *podRun) teardown() error {
 	// before the data dir, whose owner record names it for a later run to
 	// reclaim should this one die in between.
 	if p.cgroup != "" {
-		if err := p.r.cgroups.removePodCgroup(p.cgroup); err != nil {
+		if err := p.r.cgroups.RemovePodCgroup(p.cgroup); err != nil {
 			errs = append(errs, err)
 		}
 	}

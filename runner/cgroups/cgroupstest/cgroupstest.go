@@ -1,0 +1,121 @@
+// Package cgroupstest gives tests a fake cgroup filesystem for package
+// runner/cgroups: the two functions of a cgroups.System over a temp dir.
+package cgroupstest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+	"github.com/opencontainers/cgroups/systemd"
+	"golang.org/x/sys/unix"
+)
+
+// FakeFS points the cgroup library at a temp dir laid out like
+// /sys/fs/cgroup: for v1 one directory per controller (cpu, memory), for v2
+// one unified hierarchy. The library's own managers write the resource
+// files there (cgroups.TestMode creates them). Two things a directory tree
+// cannot do as cgroupfs does are emulated: v2's Apply (the library only
+// creates cgroups under /sys/fs/cgroup) makes the directory and its
+// cgroup.controllers, and removing a cgroup removes its control files with
+// it. With systemd, the manager is asked for the slice's unit names and the
+// cgroupfs manager of the same hierarchy stands in for systemd.
+func FakeFS(t testing.TB, v2, useSystemd bool) (fakeFS FS, root string) {
+	t.Helper()
+	root = t.TempDir()
+	cgroups.TestMode = true
+	t.Cleanup(func() { cgroups.TestMode = false })
+
+	newManager := func(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+		if cg.Systemd != useSystemd {
+			t.Fatalf("cgroup config %+v: Systemd = %v, want %v", cg, cg.Systemd, useSystemd)
+		}
+		name := cg.Path
+		if useSystemd {
+			if cg.Path != "" {
+				t.Fatalf("systemd config with a Path: %+v", cg)
+			}
+			expanded, err := systemd.ExpandSlice(cg.Name)
+			if err != nil {
+				return nil, err
+			}
+			parent := filepath.Base(filepath.Dir(expanded))
+			if parent == "/" {
+				parent = "-.slice"
+			}
+			if cg.Parent != parent {
+				t.Fatalf("systemd config %+v: Parent %q, want %q", cg, cg.Parent, parent)
+			}
+			name = expanded
+		}
+		if v2 {
+			m, err := fs2.NewManager(cg, filepath.Join(root, name))
+			return fakeV2Manager{m}, err
+		}
+		paths := map[string]string{}
+		// devices: a hierarchy Apply skips (SkipDevices).
+		for _, ctl := range []string{"cpu", "memory", "devices"} {
+			paths[ctl] = filepath.Join(root, ctl, name)
+		}
+		m, err := fs.NewManager(cg, paths)
+		return fakeDestroy{m}, err
+	}
+	rmdir := func(dir string) error {
+		if hasChildCgroup(dir) {
+			return unix.EBUSY
+		}
+		if _, err := os.Stat(dir); err != nil {
+			return unix.ENOENT
+		}
+		return os.RemoveAll(dir)
+	}
+	return FS{NewManager: newManager, Rmdir: rmdir, Unified: func() bool { return v2 }}, root
+}
+
+type fakeDestroy struct{ cgroups.Manager }
+
+func (m fakeDestroy) Destroy() error {
+	for _, p := range m.GetPaths() {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type fakeV2Manager struct{ cgroups.Manager }
+
+func (m fakeV2Manager) Apply(pid int) error {
+	dir := m.Path("")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu memory pids\n"), 0o644)
+}
+
+func (m fakeV2Manager) Destroy() error { return os.RemoveAll(m.Path("")) }
+
+// hasChildCgroup tells whether dir holds a directory (a child cgroup).
+// FS is a fake cgroup filesystem's manager constructor and rmdir, the
+// fields of a cgroups.System.
+type FS struct {
+	NewManager func(*cgroups.Cgroup) (cgroups.Manager, error)
+	Rmdir      func(dir string) error
+	Unified    func() bool
+}
+
+func hasChildCgroup(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
