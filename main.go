@@ -35,6 +35,7 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 	"github.com/podrun/podrun/sources"
@@ -351,7 +352,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	})
 	if err != nil {
 		// Rejected pods print as the kubelet reports them: Failed, with the reason.
-		var rejected *runner.AdmissionError
+		var rejected *admission.Error
 		if errors.As(err, &rejected) && res != nil && output != "text" {
 			if perr := printPods(stdout, output, res.Pods); perr != nil {
 				return podrunError(errors.Join(err, perr))
@@ -389,20 +390,20 @@ func interrupted(err error, sigCode func() int) error {
 
 // nodeFromFlags builds the node pods are admitted against: this machine,
 // less --system-reserved, with --node-labels and --allowed-unsafe-sysctls.
-func nodeFromFlags(c *cli.Context, nodeName string) (runner.NodeInfo, error) {
-	reserved, err := runner.ParseSystemReserved(strs(c, "system-reserved"))
+func nodeFromFlags(c *cli.Context, nodeName string) (admission.Node, error) {
+	reserved, err := admission.ParseSystemReserved(strs(c, "system-reserved"))
 	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --system-reserved: %w", err)
+		return admission.Node{}, fmt.Errorf("invalid --system-reserved: %w", err)
 	}
-	labels, err := runner.ParseNodeLabels(strs(c, "node-labels"))
+	labels, err := admission.ParseNodeLabels(strs(c, "node-labels"))
 	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --node-labels: %w", err)
+		return admission.Node{}, fmt.Errorf("invalid --node-labels: %w", err)
 	}
-	sysctls, err := runner.ParseAllowedUnsafeSysctls(strs(c, "allowed-unsafe-sysctls"))
+	sysctls, err := admission.ParseAllowedUnsafeSysctls(strs(c, "allowed-unsafe-sysctls"))
 	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --allowed-unsafe-sysctls: %w", err)
+		return admission.Node{}, fmt.Errorf("invalid --allowed-unsafe-sysctls: %w", err)
 	}
-	return runner.NodeFromHost(runner.HostOptions{
+	return admission.NodeFromHost(admission.HostOptions{
 		NodeName: nodeName, RootDir: str(c, "root-dir"),
 		SystemReserved: reserved, Labels: labels, AllowedUnsafeSysctls: sysctls,
 	})

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 )
@@ -22,9 +23,9 @@ type Options struct {
 	HostIP     string // status.hostIP; "" leaves it unset
 
 	// Node is the node every pod is admitted against before anything is
-	// created (admit.go); NodeFromHost builds it. A zero Node (no Name)
+	// created (package admission); admission.NodeFromHost builds it. A zero Node (no Name)
 	// skips admission.
-	Node NodeInfo
+	Node admission.Node
 
 	Wait    WaitMode
 	Timeout time.Duration // 0: no limit
@@ -126,7 +127,7 @@ type run struct {
 // unless Detach is set. Problems that stop a pod from running at all are
 // reported in its PodResult with outcome error. A pod the node rejects
 // (admit.go) stops the whole run before anything is created: Run returns
-// the *AdmissionError of every rejected pod, joined, and a Result with each
+// the *admission.Error of every rejected pod, joined, and a Result with each
 // pod's status.
 func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
 	return runPods(ctx, rt, pods, opts, cgroups.HostSystem())
@@ -154,8 +155,8 @@ func runPods(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options, cgsy
 	// Admit every pod before anything is listed, reclaimed or created: one
 	// rejected pod and none runs.
 	if opts.Node.Name != "" {
-		if rejected := admitPods(pods, opts.Node); rejected != nil {
-			return rejectedResult(pods, rejected), joinRejections(rejected)
+		if rejected := admission.Admit(pods, opts.Node); rejected != nil {
+			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
 		}
 	}
 	// Volumes podrun cannot set up (types that need an API server or a CSI
@@ -272,5 +273,26 @@ func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) P
 		}
 	}
 	res.Status = p.last // final once teardown stopped a pod that ended (observeFinal)
+	return res
+}
+
+// rejectedResult is the result of a run that admission stopped: a rejected
+// pod has the status the kubelet gives it (Failed, with the reason and
+// message); the others stay Pending, never started.
+func rejectedResult(pods []*v1.Pod, rejected []*admission.Error) *Result {
+	byPod := map[string]*admission.Error{}
+	for _, e := range rejected {
+		byPod[e.Namespace+"/"+e.Name] = e
+	}
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	for i, p := range pods {
+		r := PodResult{Pod: p, Outcome: outcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
+		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
+			r.Status, r.Err = e.Status(), e
+		} else {
+			r.Err = errors.New("not started: another pod of the run was rejected")
+		}
+		res.Pods[i] = r
+	}
 	return res
 }

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/runner/admission"
 )
 
 // The kubelet's default masked and read-only paths
@@ -211,7 +213,7 @@ func seccompProfile(pod *v1.Pod, c *v1.Container, root string) (*runtimeapi.Secu
 // container's effective profile (appArmorProfile in admit.go) as a CRI
 // profile and in the deprecated string form; none when nothing is asked.
 func appArmorRuntimeProfile(pod *v1.Pod, c *v1.Container) (*runtimeapi.SecurityProfile, string, error) {
-	p := appArmorProfile(pod, c)
+	p := admission.AppArmorProfile(pod, c)
 	if p == nil {
 		return nil, "", nil
 	}

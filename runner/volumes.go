@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -39,7 +40,7 @@ func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secr
 // volumeNode is what the volume plugins need of the node: its allocatable
 // cpu, memory and ephemeral storage (the downward API's defaults for unset
 // limits, the ceiling of a memory-backed emptyDir).
-func volumeNode(n NodeInfo) volumes.Node {
+func volumeNode(n admission.Node) volumes.Node {
 	a := n.Allocatable
 	return volumes.Node{
 		AllocatableMilliCPU:         a.Cpu().MilliValue(),

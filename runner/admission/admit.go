@@ -1,9 +1,8 @@
-package runner
-
-// Admission: whether the node takes a pod, decided before anything of the
-// run is created. It follows the kubelet's admit handlers in their
-// registration order (pkg/kubelet/kubelet.go NewMainKubelet), the first
-// rejection winning:
+// Package admission decides whether the node takes a pod, before anything
+// of a run is created (the kubelet's pkg/kubelet/lifecycle admit handlers),
+// and describes the node it admits against (node.go). It follows the
+// kubelet's admit handlers in their registration order
+// (pkg/kubelet/kubelet.go NewMainKubelet), the first rejection winning:
 //
 //  0. scheduling gates (podrun's own rule, see ReasonSchedulingGated)
 //  1. eviction: podrun watches no node pressure, so it never rejects
@@ -18,6 +17,7 @@ package runner
 // The reasons and messages are the kubelet's; the message the pod's status
 // carries is "Pod was rejected: " and the handler's message (kubelet.go
 // rejectPod).
+package admission
 
 import (
 	"errors"
@@ -68,29 +68,29 @@ const (
 	errNodePorts    = "node(s) didn't have free ports for the requested pod ports"
 )
 
-// AdmissionError is a pod the node rejected, with the kubelet's reason and
+// Error is a pod the node rejected, with the kubelet's reason and
 // the message it would put in the pod's status.
-type AdmissionError struct {
+type Error struct {
 	Namespace, Name string
 	Reason          string // e.g. OutOfcpu, NodeAffinity, SysctlForbidden
 	Message         string // "Pod was rejected: ..."
 }
 
-func (e *AdmissionError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("pod %s/%s: %s (reason %s)", e.Namespace, e.Name, e.Message, e.Reason)
 }
 
 // Status is the status the kubelet gives a rejected pod (kubelet.go rejectPod).
-func (e *AdmissionError) Status() v1.PodStatus {
+func (e *Error) Status() v1.PodStatus {
 	return v1.PodStatus{Phase: v1.PodFailed, Reason: e.Reason, Message: e.Message}
 }
 
-// admitPods admits the pods in order, each against the node and the pods
+// Admit admits the pods in order, each against the node and the pods
 // admitted before it, and returns the rejections (nil when all are admitted).
 // A rejected pod takes no room from the pods after it, as on a kubelet.
-func admitPods(pods []*v1.Pod, node NodeInfo) []*AdmissionError {
+func Admit(pods []*v1.Pod, node Node) []*Error {
 	var admitted []*v1.Pod
-	var rejected []*AdmissionError
+	var rejected []*Error
 	for _, p := range pods {
 		if e := admitPod(p, node, admitted); e != nil {
 			rejected = append(rejected, e)
@@ -101,9 +101,9 @@ func admitPods(pods []*v1.Pod, node NodeInfo) []*AdmissionError {
 	return rejected
 }
 
-// joinRejections is the error of a run with rejected pods: every rejection,
-// each an *AdmissionError (errors.As finds the first).
-func joinRejections(rejected []*AdmissionError) error {
+// JoinRejections is the error of a run with rejected pods: every rejection,
+// each an *Error (errors.As finds the first).
+func JoinRejections(rejected []*Error) error {
 	errs := make([]error, len(rejected))
 	for i, e := range rejected {
 		errs[i] = e
@@ -113,9 +113,9 @@ func joinRejections(rejected []*AdmissionError) error {
 
 // admitPod decides whether the node takes pod, given the pods already
 // admitted in this run; nil means admitted.
-func admitPod(pod *v1.Pod, node NodeInfo, admitted []*v1.Pod) *AdmissionError {
-	reject := func(reason, format string, args ...any) *AdmissionError {
-		return &AdmissionError{Namespace: pod.Namespace, Name: pod.Name, Reason: reason,
+func admitPod(pod *v1.Pod, node Node, admitted []*v1.Pod) *Error {
+	reject := func(reason, format string, args ...any) *Error {
+		return &Error{Namespace: pod.Namespace, Name: pod.Name, Reason: reason,
 			Message: rejectedPrefix + fmt.Sprintf(format, args...)}
 	}
 
@@ -187,7 +187,7 @@ type insufficient struct {
 // a case where it "will not fail admission while it should". podrun has no
 // scheduler, so it rejects such a pod as the scheduler's fit check would:
 // OutOfexample.com/dongle, capacity 0.
-func insufficientResource(pod *v1.Pod, node NodeInfo, admitted []*v1.Pod) *insufficient {
+func insufficientResource(pod *v1.Pod, node Node, admitted []*v1.Pod) *insufficient {
 	allocatable := func(name v1.ResourceName) int64 {
 		q, ok := node.Allocatable[name]
 		if !ok {
@@ -272,7 +272,7 @@ func addAmounts(dst, src map[v1.ResourceName]int64) {
 // (component-helpers scheduling/corev1/nodeaffinity GetRequiredNodeAffinity):
 // every nodeSelector label must be on the node with that value, and, if the
 // pod has required node affinity, one of its terms must match.
-func nodeAffinityMatches(pod *v1.Pod, node NodeInfo) bool {
+func nodeAffinityMatches(pod *v1.Pod, node Node) bool {
 	for k, v := range pod.Spec.NodeSelector {
 		if lv, ok := node.Labels[k]; !ok || lv != v {
 			return false
@@ -293,7 +293,7 @@ func nodeAffinityMatches(pod *v1.Pod, node NodeInfo) bool {
 // termMatches tells whether every expression and field requirement of a
 // node selector term holds. An empty term matches nothing; so does a term
 // with an invalid requirement (the scheduler skips terms it cannot parse).
-func termMatches(term v1.NodeSelectorTerm, node NodeInfo) bool {
+func termMatches(term v1.NodeSelectorTerm, node Node) bool {
 	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
 		return false
 	}
@@ -493,7 +493,7 @@ func normalizeSysctl(name string) string {
 // --allowed-unsafe-sysctls (a trailing * is a prefix), and a net or ipc
 // sysctl is refused with hostNetwork or hostIPC. It returns the problem with
 // the first sysctl that fails, or "".
-func forbiddenSysctl(pod *v1.Pod, node NodeInfo) string {
+func forbiddenSysctl(pod *v1.Pod, node Node) string {
 	sc := pod.Spec.SecurityContext
 	if sc == nil || len(sc.Sysctls) == 0 {
 		return ""
@@ -534,7 +534,7 @@ func forbiddenSysctl(pod *v1.Pod, node NodeInfo) string {
 
 // appArmorProblem is the kubelet's AppArmor validator
 // (pkg/security/apparmor/validate.go, helpers.go): a pod needs AppArmor when
-// any pod-level or container-level appArmorProfile, or any deprecated
+// any pod-level or container-level AppArmorProfile, or any deprecated
 // container.apparmor.security.beta.kubernetes.io/* annotation, asks for a
 // profile other than Unconfined — RuntimeDefault too. Such a pod cannot run
 // on a host without AppArmor; on a host with it, a Localhost profile needs a
@@ -547,7 +547,7 @@ func appArmorProblem(pod *v1.Pod, hostEnabled bool) string {
 		return "AppArmor is not enabled on the host"
 	}
 	for _, c := range initAndRegularContainers(pod) {
-		p := appArmorProfile(pod, c)
+		p := AppArmorProfile(pod, c)
 		if p != nil && p.Type == v1.AppArmorProfileTypeLocalhost &&
 			(p.LocalhostProfile == nil || strings.TrimSpace(*p.LocalhostProfile) == "") {
 			return fmt.Sprintf("invalid empty AppArmor profile name: container %q has a Localhost profile without localhostProfile", c.Name)
@@ -574,9 +574,9 @@ func appArmorRequired(pod *v1.Pod) bool {
 	return false
 }
 
-// appArmorProfile is a container's effective profile: its own field, then
+// AppArmorProfile is a container's effective profile: its own field, then
 // the deprecated annotation, then the pod's field (apparmor.GetProfile).
-func appArmorProfile(pod *v1.Pod, c *v1.Container) *v1.AppArmorProfile {
+func AppArmorProfile(pod *v1.Pod, c *v1.Container) *v1.AppArmorProfile {
 	if c.SecurityContext != nil && c.SecurityContext.AppArmorProfile != nil {
 		return c.SecurityContext.AppArmorProfile
 	}
@@ -607,25 +607,4 @@ func initAndRegularContainers(pod *v1.Pod) []*v1.Container {
 		out = append(out, &pod.Spec.Containers[i])
 	}
 	return out
-}
-
-// rejectedResult is the result of a run that admission stopped: a rejected
-// pod has the status the kubelet gives it (Failed, with the reason and
-// message); the others stay Pending, never started.
-func rejectedResult(pods []*v1.Pod, rejected []*AdmissionError) *Result {
-	byPod := map[string]*AdmissionError{}
-	for _, e := range rejected {
-		byPod[e.Namespace+"/"+e.Name] = e
-	}
-	res := &Result{Pods: make([]PodResult, len(pods))}
-	for i, p := range pods {
-		r := PodResult{Pod: p, Outcome: outcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
-		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
-			r.Status, r.Err = e.Status(), e
-		} else {
-			r.Err = errors.New("not started: another pod of the run was rejected")
-		}
-		res.Pods[i] = r
-	}
-	return res
 }
