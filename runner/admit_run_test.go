@@ -18,7 +18,7 @@ import (
 // reports the kubelet's status for the rejected pod.
 func TestAdmitRunRejectsBeforeCreating(t *testing.T) {
 	e := newEnv(t)
-	e.opts.Node = admission.Node{
+	e.facts.Node = admission.Node{
 		Name: "node1",
 		Allocatable: v1.ResourceList{
 			v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi"),
@@ -30,7 +30,7 @@ func TestAdmitRunRejectsBeforeCreating(t *testing.T) {
 	big.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}
 
 	e.srv.ResetCalls()
-	res, err := runner.Run(context.Background(), e.rt, []*v1.Pod{ok, big}, e.opts)
+	res, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{ok, big}, e.opts)
 	var ae *admission.Error
 	if !errors.As(err, &ae) {
 		t.Fatalf("Run: %v, want an *admission.Error", err)

@@ -65,6 +65,9 @@ func readCgroupFile(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// cgFacts are the facts of the cgroup runs: containerd with cgroupfs.
+func cgFacts() Facts { return Facts{RuntimeName: "containerd", CgroupDriver: cgroups.DriverCgroupfs} }
+
 // cgRunEnv is a fake runtime and run options with pod cgroups on a fake
 // cgroup v1 filesystem.
 func cgRunEnv(t *testing.T) (*fake.Server, *cri.Client, Options, cgroups.System, string) {
@@ -81,9 +84,9 @@ func cgRunEnv(t *testing.T) (*fake.Server, *cri.Client, Options, cgroups.System,
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
 	os.WriteFile(resolv, []byte("nameserver 10.0.0.1\n"), 0o644)
 	opts := Options{
-		RootDir: t.TempDir(), RuntimeName: "containerd", ResolvConf: resolv,
+		RootDir: t.TempDir(), ResolvConf: resolv,
 		Stdout: io.Discard, Stderr: io.Discard,
-		CgroupRoot: cgroups.DefaultRoot, CgroupDriver: cgroups.DriverCgroupfs,
+		CgroupRoot: cgroups.DefaultRoot,
 	}
 	return srv, rt, opts, cgsys, fsRoot
 }
@@ -108,7 +111,7 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 	// A detached pod: its cgroup is there, with its resources, and is the
 	// sandbox's CgroupParent; `podrun down` removes it.
 	opts.Detach, opts.Wait = true, WaitReady
-	res, err := runPods(ctx, rt, []*v1.Pod{cgRunPod("kept", "sleep", "infinity")}, opts, cgsys)
+	res, err := runPods(ctx, rt, cgFacts(), []*v1.Pod{cgRunPod("kept", "sleep", "infinity")}, opts, cgsys)
 	if err != nil || !res.Pods[0].Reached() {
 		t.Fatalf("Run: %v / %+v", err, res.Pods[0])
 	}
@@ -131,7 +134,7 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 
 	// An orphan of a dead podrun is reclaimed with its cgroup.
 	opts.Owner = Owner{RunID: "dead", PID: 1 << 30, PIDStart: 1}
-	if _, err := runPods(ctx, rt, []*v1.Pod{cgRunPod("orphan", "sleep", "infinity")}, opts, cgsys); err != nil {
+	if _, err := runPods(ctx, rt, cgFacts(), []*v1.Pod{cgRunPod("orphan", "sleep", "infinity")}, opts, cgsys); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(cpuDir("orphan-uid")) {
@@ -140,7 +143,7 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 	opts.Owner, opts.Detach, opts.Wait = Owner{}, false, WaitAuto
 	next := cgRunPod("next", "sh", "-c", "exit 0")
 	next.Spec.RestartPolicy = v1.RestartPolicyNever
-	res, err = runPods(ctx, rt, []*v1.Pod{next}, opts, cgsys)
+	res, err = runPods(ctx, rt, cgFacts(), []*v1.Pod{next}, opts, cgsys)
 	if err != nil || !res.Pods[0].Reached() {
 		t.Fatalf("Run: %v / %+v", err, res.Pods[0])
 	}

@@ -154,7 +154,7 @@ func (p *podRun) podIP() string {
 		return p.last.PodIP
 	}
 	if p.pod.Spec.HostNetwork {
-		return p.r.opts.HostIP
+		return p.r.facts.HostIP
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.ips)) {
 		if ips := p.ips[id]; len(ips) > 0 {

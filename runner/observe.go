@@ -7,8 +7,6 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podrun/podrun/cri"
 )
 
 // pollInterval is how often the observer lists the run's sandboxes and
@@ -22,12 +20,6 @@ const pollInterval = 20 * time.Millisecond
 // runtime's event stream is up: events wake it at once, and this catches
 // anything a stream hiccup lost.
 const safetyPollInterval = time.Second
-
-// eventSource is a runtime that streams container events (CRI
-// GetContainerEvents); the cri client is one.
-type eventSource interface {
-	GetContainerEvents(ctx context.Context) (*cri.EventStream, error)
-}
 
 // observer keeps the runtime's view of every sandbox and container of this
 // run, refreshed by polling, and wakes the pod whose state changed.
@@ -71,10 +63,8 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 // run where the runtime streams events, else by polling every pollInterval.
 func (o *observer) run(ctx context.Context) {
 	var events <-chan *runtimeapi.ContainerEventResponse
-	if es, ok := o.rt.(eventSource); ok {
-		if stream, err := es.GetContainerEvents(ctx); err == nil {
-			events = stream.C
-		}
+	if stream, err := o.rt.GetContainerEvents(ctx); err == nil {
+		events = stream.C
 	}
 	interval := pollInterval
 	if events != nil {

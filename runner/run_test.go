@@ -33,6 +33,7 @@ const runLimit = 10 * time.Second
 type env struct {
 	srv      *fake.Server
 	rt       *cri.Client
+	facts    runner.Facts
 	opts     runner.Options
 	stdout   *syncBuffer
 	stderr   *syncBuffer
@@ -54,13 +55,13 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{srv: srv, rt: rt, stdout: &syncBuffer{}, stderr: &syncBuffer{}, progress: &syncBuffer{}}
+	e.facts = runner.Facts{RuntimeName: "containerd"}
 	e.opts = runner.Options{
-		RootDir:     t.TempDir(),
-		RuntimeName: "containerd",
-		ResolvConf:  resolv,
-		Stdout:      e.stdout,
-		Stderr:      e.stderr,
-		Progress:    e.progress,
+		RootDir:    t.TempDir(),
+		ResolvConf: resolv,
+		Stdout:     e.stdout,
+		Stderr:     e.stderr,
+		Progress:   e.progress,
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -76,7 +77,7 @@ func (e *env) run(t *testing.T, ctx context.Context, pods ...*v1.Pod) *runner.Re
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, runLimit)
 	defer cancel()
-	res, err := runner.Run(ctx, e.rt, pods, e.opts)
+	res, err := runner.Run(ctx, e.rt, e.facts, pods, e.opts)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -636,7 +637,7 @@ func TestReclaimListAndDown(t *testing.T) {
 	}
 
 	// A pod that a detached podrun runs is not run again.
-	if _, err := runner.Run(ctx, e.rt, []*v1.Pod{newPod("kept", v1.RestartPolicyAlways, ctr("main", "sleep", "infinity"))}, e.opts); err == nil ||
+	if _, err := runner.Run(ctx, e.rt, e.facts, []*v1.Pod{newPod("kept", v1.RestartPolicyAlways, ctr("main", "sleep", "infinity"))}, e.opts); err == nil ||
 		!strings.Contains(err.Error(), "already running (detached)") {
 		t.Errorf("Run of a running detached pod: err = %v, want already running", err)
 	}
@@ -853,7 +854,7 @@ func TestRunHostNetworkPod(t *testing.T) {
 	e.srv.SetCondition(runtimeapi.NetworkReady, false, "NetworkPluginNotReady", "cni config uninitialized")
 	pod := newPod("hostnet", v1.RestartPolicyNever, sh("main", "exit 0"))
 	pod.Spec.HostNetwork = true
-	e.opts.HostIP = "192.0.2.7"
+	e.facts.HostIP = "192.0.2.7"
 	res := e.run(t, context.Background(), pod)
 	r := res.Pods[0]
 	if !r.Reached() {

@@ -19,13 +19,6 @@ import (
 type Options struct {
 	RootDir    string // podrun's state and pod data dirs
 	PodLogsDir string // "" means <RootDir>/logs, removed with each pod
-	NodeName   string
-	HostIP     string // status.hostIP; "" leaves it unset
-
-	// Node is the node every pod is admitted against before anything is
-	// created (package admission); admission.NodeFromHost builds it. A zero Node (no Name)
-	// skips admission.
-	Node admission.Node
 
 	Wait    WaitMode
 	Timeout time.Duration // 0: no limit
@@ -35,7 +28,6 @@ type Options struct {
 	Stderr   io.Writer // container stderr
 	Progress io.Writer // podrun's own progress lines; nil for --quiet
 
-	RuntimeName   string // container ID scheme, e.g. "containerd"
 	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
 	ClusterDNS    []string
 	ClusterDomain string
@@ -58,10 +50,9 @@ type Options struct {
 	ImageCredentials *credentials.Keyring
 
 	// CgroupRoot is the cgroup under which each pod gets its cgroup, by QoS
-	// class (cgroups.go); "" makes none and leaves the sandboxes' placement
-	// to the runtime. CgroupDriver is cgroupfs or systemd ("" is cgroupfs).
-	CgroupRoot   string
-	CgroupDriver string
+	// class (package cgroups, with the facts' driver); "" makes none and
+	// leaves the sandboxes' placement to the runtime.
+	CgroupRoot string
 
 	// SeccompProfileRoot is where Localhost seccomp profiles live
 	// (--seccomp-profile-root); "" means <RootDir>/seccomp, the kubelet's
@@ -106,6 +97,7 @@ func (r *Result) Err() error {
 // run is the state shared by the pods of one invocation.
 type run struct {
 	rt    Runtime
+	facts Facts
 	opts  Options
 	obs   *observer
 	sink  *logSink
@@ -122,19 +114,20 @@ type run struct {
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
 
-// Run runs the pods concurrently until each reaches the wait condition,
+// Run runs the pods concurrently, on the node and runtime the facts
+// describe (GatherFacts), until each reaches the wait condition,
 // fails, times out or ctx is cancelled (a signal), then tears them down
 // unless Detach is set. Problems that stop a pod from running at all are
 // reported in its PodResult with outcome error. A pod the node rejects
-// (admit.go) stops the whole run before anything is created: Run returns
+// (package admission) stops the whole run before anything is created: Run returns
 // the *admission.Error of every rejected pod, joined, and a Result with each
 // pod's status.
-func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
-	return runPods(ctx, rt, pods, opts, cgroups.HostSystem())
+func Run(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options) (*Result, error) {
+	return runPods(ctx, rt, facts, pods, opts, cgroups.HostSystem())
 }
 
 // runPods is Run with the host's cgroups reached through cgsys.
-func runPods(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
+func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
 	if opts.Wait == "" {
 		opts.Wait = WaitAuto
 	}
@@ -154,8 +147,8 @@ func runPods(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options, cgsy
 	}
 	// Admit every pod before anything is listed, reclaimed or created: one
 	// rejected pod and none runs.
-	if opts.Node.Name != "" {
-		if rejected := admission.Admit(pods, opts.Node); rejected != nil {
+	if facts.Node.Name != "" {
+		if rejected := admission.Admit(pods, facts.Node); rejected != nil {
 			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
 		}
 	}
@@ -166,16 +159,16 @@ func runPods(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options, cgsy
 		return nil, err
 	}
 	// hostUsers false on a runtime without user namespaces: refused too.
-	if err := checkUserns(ctx, rt, pods); err != nil {
+	if err := checkUserns(pods, facts.RuntimeHandlers); err != nil {
 		return nil, err
 	}
 	rings := credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir))
-	cgHost, err := cgroups.NewHost(opts.CgroupRoot, opts.CgroupDriver, cgsys)
+	cgHost, err := cgroups.NewHost(opts.CgroupRoot, facts.CgroupDriver, cgsys)
 	if err != nil {
 		return nil, err
 	}
 	r := &run{
-		rt: rt, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
+		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
 		cgroups: cgHost, cgsys: cgsys, pods: pods,
 		obs:  newObserver(rt, opts.Owner.RunID),
 		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},

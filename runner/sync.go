@@ -83,7 +83,7 @@ func (p *podRun) event(reason, format string, args ...any) {
 func (p *podRun) apiStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
 		Pod: p.pod, Status: p.status, Reasons: p.reasons, Probes: p.probes,
-		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
+		RuntimeName: p.r.facts.RuntimeName, HostIP: p.r.facts.HostIP, StartTime: p.startTime,
 		Terminal: p.terminal,
 	})
 	now := metav1.NewTime(p.r.now())
@@ -395,9 +395,9 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	} else {
 		cfg, err = containerConfig(containerInput{
 			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
-			PodIPs: p.ips[sandboxID], HostIP: p.r.opts.HostIP, Node: volumeNode(p.r.opts.Node),
+			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
 			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
-			MemoryCapacity: p.r.opts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
+			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
 			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
 			UsernsBase: p.r.userns[p.uid],
 		})

@@ -60,7 +60,7 @@ func TestRunTransientPullFailureIsRetriedAfterTheBackOff(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // beyond runLimit
 	defer cancel()
-	res, err := runner.Run(ctx, e.rt, []*v1.Pod{newPod("flaky", v1.RestartPolicyNever, c)}, e.opts)
+	res, err := runner.Run(ctx, e.rt, e.facts, []*v1.Pod{newPod("flaky", v1.RestartPolicyNever, c)}, e.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

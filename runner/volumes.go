@@ -55,7 +55,7 @@ func volumeNode(n admission.Node) volumes.Node {
 // (exit 125).
 func (p *podRun) setUpVolumes() error {
 	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
-	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.opts.Node))
+	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestRunRefusesAPodWhoseConfigMapIsMissingBeforeAnything(t *testing.T) {
 		{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "game-demo"}}}},
 		{Name: "claim", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
 	}
-	_, err := runner.Run(context.Background(), e.rt, []*v1.Pod{ok, bad}, e.opts)
+	_, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{ok, bad}, e.opts)
 	if err == nil {
 		t.Fatal("Run accepted a pod whose ConfigMap the run lacks")
 	}
