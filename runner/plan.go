@@ -10,24 +10,6 @@ import (
 	"github.com/podrun/podrun/podresources"
 )
 
-// probeResult is the published result of a probe, as the kubelet's prober
-// results manager holds it.
-type probeResult int
-
-const (
-	probeUnknown probeResult = iota
-	probeSuccess
-	probeFailure
-)
-
-// probeResults holds the published probe results by container ID. A missing
-// entry means "no result yet".
-type probeResults struct {
-	Liveness  map[string]probeResult
-	Startup   map[string]probeResult
-	Readiness map[string]probeResult
-}
-
 // killReason says why a running container is killed.
 type killReason string
 

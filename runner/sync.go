@@ -37,7 +37,7 @@ type podRun struct {
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
 	wake      <-chan struct{}
-	prober    *podProber   // the pod's probe workers (probe.go); nil until the sync loop starts
+	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 
@@ -127,7 +127,7 @@ func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
 	if err := p.setUp(); err != nil {
 		return outcomeError, err
 	}
-	p.prober = newPodProber(p)
+	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
 	p.prober.start(ctx)
 	defer p.prober.stop()
 	for {
