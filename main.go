@@ -291,7 +291,7 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.OutcomeString(), p.Status.Phase)
+			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.Outcome, p.Status.Phase)
 		}
 	}
 	if output != "text" {

@@ -20,7 +20,7 @@ const (
 // failed pod's first failed container, then a timeout (124), else 0.
 func exitCode(results []PodResult, interruptCode int) int {
 	for _, r := range results {
-		if r.Outcome == outcomeError {
+		if r.Outcome == OutcomeError {
 			return ExitPodrunError
 		}
 	}
@@ -28,12 +28,12 @@ func exitCode(results []PodResult, interruptCode int) int {
 		return interruptCode
 	}
 	for _, r := range results {
-		if r.Outcome == outcomeFailed {
+		if r.Outcome == OutcomeFailed {
 			return failedContainerExitCode(r.Pod, r.Status)
 		}
 	}
 	for _, r := range results {
-		if r.Outcome == outcomeTimeout {
+		if r.Outcome == OutcomeTimeout {
 			return ExitTimeout
 		}
 	}

@@ -150,8 +150,8 @@ func (p *podRun) postStart(ctx context.Context, id string, c *v1.Container) bool
 // podIP is the pod's IP as last observed, else that of a sandbox created
 // since ("" when there is none).
 func (p *podRun) podIP() string {
-	if p.last.PodIP != "" {
-		return p.last.PodIP
+	if p.apiStatus.PodIP != "" {
+		return p.apiStatus.PodIP
 	}
 	if p.pod.Spec.HostNetwork {
 		return p.r.facts.HostIP

@@ -59,9 +59,9 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 	return ch
 }
 
-// run keeps the view fresh until ctx ends: on every container event of this
+// watch keeps the view fresh until ctx ends: on every container event of this
 // run where the runtime streams events, else by polling every pollInterval.
-func (o *observer) run(ctx context.Context) {
+func (o *observer) watch(ctx context.Context) {
 	var events <-chan *runtimeapi.ContainerEventResponse
 	if stream, err := o.rt.GetContainerEvents(ctx); err == nil {
 		events = stream.C
@@ -211,12 +211,12 @@ func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runti
 	return nil
 }
 
-// podStatus is the observed state of one pod, newest first. ips gives the
+// runtimeStatus is the observed state of one pod, newest first. ips gives the
 // IPs podrun learnt for each sandbox when it created it.
-func (o *observer) podStatus(uid string, ips map[string][]string) *podStatus {
+func (o *observer) runtimeStatus(uid string, ips map[string][]string) *runtimeStatus {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	st := &podStatus{}
+	st := &runtimeStatus{}
 	for _, sb := range o.sandboxes {
 		if sb.Labels[labelPodUID] != uid {
 			continue

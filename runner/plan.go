@@ -48,7 +48,7 @@ type podActions struct {
 // planInput is everything computePodActions decides from.
 type planInput struct {
 	Pod    *v1.Pod
-	Status *podStatus
+	Status *runtimeStatus
 	Probes probeResults
 }
 
@@ -263,7 +263,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 // sandboxChanged reports whether the pod needs a new sandbox, with the attempt
 // number for it, or the ID of the sandbox to keep using (kubelet
 // PodSandboxChanged).
-func sandboxChanged(pod *v1.Pod, status *podStatus) (bool, uint32, string) {
+func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string) {
 	if len(status.Sandboxes) == 0 {
 		return true, 0, ""
 	}
@@ -318,7 +318,7 @@ func initContainerFailed(cs *containerStatus) bool {
 
 // anyRegularContainerIn reports whether the newest instance of some regular
 // container is in one of the states.
-func anyRegularContainerIn(pod *v1.Pod, status *podStatus, states ...containerState) bool {
+func anyRegularContainerIn(pod *v1.Pod, status *runtimeStatus, states ...containerState) bool {
 	for i := range pod.Spec.Containers {
 		if cs := status.latest(pod.Spec.Containers[i].Name); cs != nil && slices.Contains(states, cs.State) {
 			return true

@@ -41,7 +41,7 @@ type waitingReason struct {
 // statusInput is everything podStatusFor decides from.
 type statusInput struct {
 	Pod         *v1.Pod
-	Status      *podStatus
+	Status      *runtimeStatus
 	Reasons     map[string]waitingReason // by container name
 	Probes      probeResults
 	RuntimeName string // container ID scheme, e.g. "containerd"

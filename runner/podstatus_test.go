@@ -244,8 +244,8 @@ func baseStatusPod() *v1.Pod {
 	}
 }
 
-func baseRuntimeStatus() *podStatus {
-	return &podStatus{
+func baseRuntimeStatus() *runtimeStatus {
+	return &runtimeStatus{
 		Sandboxes: []*sandboxStatus{{ID: "sb", Ready: true, IP: "10.0.0.5", IPs: []string{"10.0.0.5"}}},
 		Containers: []*containerStatus{
 			{ID: "a0", Name: "a", State: stateRunning, StartedAt: tStart, ImageRef: "sha256:aaa"},
@@ -571,7 +571,7 @@ func TestPodConditions(t *testing.T) {
 		},
 		{
 			name:   "PodReadyToStartContainers is False without a sandbox",
-			mutate: func(in *statusInput) { in.Status = &podStatus{} },
+			mutate: func(in *statusInput) { in.Status = &runtimeStatus{} },
 			typ:    conditionReadyToStartCtrs,
 			want:   want{status: v1.ConditionFalse},
 		},
@@ -674,7 +674,7 @@ func TestPodConditions(t *testing.T) {
 		},
 		{
 			name:   "PodScheduled is always True",
-			mutate: func(in *statusInput) { in.Status = &podStatus{} },
+			mutate: func(in *statusInput) { in.Status = &runtimeStatus{} },
 			typ:    v1.PodScheduled,
 			want:   want{status: v1.ConditionTrue},
 		},

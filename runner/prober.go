@@ -37,7 +37,7 @@ type podProber struct {
 	wake  chan struct{}
 
 	mu       sync.Mutex
-	status   *podStatus
+	status   *runtimeStatus
 	podIP    string
 	results  probeResults
 	triggers map[string]chan struct{} // readiness workers' manual trigger, by container name
@@ -49,7 +49,7 @@ type podProber struct {
 func newPodProber(pod *v1.Pod, exec execer, event eventFunc, now func() time.Time) *podProber {
 	return &podProber{
 		pod: pod, exec: exec, event: event, now: now, wake: make(chan struct{}, 1),
-		status: &podStatus{},
+		status: &runtimeStatus{},
 		results: probeResults{
 			Liveness:  map[string]probeResult{},
 			Readiness: map[string]probeResult{},
@@ -104,7 +104,7 @@ func (pr *podProber) stop() {
 // observe hands the workers the pod's newest status. Like the kubelet's
 // UpdatePodStatus, it triggers the readiness probe of a running container
 // that is not ready yet at once, instead of at its next period.
-func (pr *podProber) observe(st *podStatus, podIP string) {
+func (pr *podProber) observe(st *runtimeStatus, podIP string) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.status, pr.podIP = st, podIP

@@ -83,7 +83,7 @@ func TestPullRunWithImagePullSecret(t *testing.T) {
 	}
 	res := e.run(t, context.Background(), privatePod("wrong", "regcred"))
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	pulls := e.srv.Pulls()
 	if len(pulls) != 2 || pulls[0].Auth.GetPassword() != "not-it" || pulls[1].Auth.GetPassword() != privatePass {
@@ -99,8 +99,8 @@ func TestPullRunRefusedWithoutCredentials(t *testing.T) {
 	e.srv.RequireAuth(privateImage, &runtimeapi.AuthConfig{Username: privateUser, Password: privatePass})
 	res := e.run(t, context.Background(), privatePod("", "regcred"))
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Fatalf("outcome %s, exit %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Fatalf("outcome %s, exit %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "ErrImagePull") || !strings.Contains(r.Err.Error(), "authorization failed") {
 		t.Errorf("err = %v, want ErrImagePull with the registry's reason", r.Err)
@@ -143,7 +143,7 @@ func TestPullRunNodeCredentials(t *testing.T) {
 			}
 			res := e.run(t, context.Background(), privatePod())
 			if !res.Pods[0].Reached() {
-				t.Fatalf("outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+				t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 			}
 			assertNoPassword(t, e, res, privatePass)
 			e.assertTornDown(t)
@@ -160,8 +160,8 @@ func TestPullRunInvalidImageName(t *testing.T) {
 	p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "regcred"}}
 	res := e.run(t, context.Background(), p)
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Fatalf("outcome %s, exit %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Fatalf("outcome %s, exit %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	want := `InvalidImageName: Failed to apply default image tag "<your-private-image>": couldn't parse image name "<your-private-image>": invalid reference format`
 	if r.Err == nil || !strings.Contains(r.Err.Error(), want) {

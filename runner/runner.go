@@ -64,15 +64,12 @@ type Options struct {
 type PodResult struct {
 	Pod     *v1.Pod
 	Status  v1.PodStatus // as observed when the wait ended
-	Outcome outcome
-	Err     error // set with outcomeError, and for teardown problems
+	Outcome Outcome
+	Err     error // set with OutcomeError, and for teardown problems
 }
 
-// Succeeded tells whether the pod reached its wait condition.
-func (r PodResult) Reached() bool { return r.Outcome == outcomeReached }
-
-// OutcomeString names the outcome: reached, failed, timeout, interrupted or error.
-func (r PodResult) OutcomeString() string { return r.Outcome.String() }
+// Reached tells whether the pod reached its wait condition.
+func (r PodResult) Reached() bool { return r.Outcome == OutcomeReached }
 
 // Result is the outcome of a run.
 type Result struct {
@@ -94,8 +91,8 @@ func (r *Result) Err() error {
 	return errors.Join(errs...)
 }
 
-// run is the state shared by the pods of one invocation.
-type run struct {
+// runState is the state shared by the pods of one invocation of Run.
+type runState struct {
 	rt    Runtime
 	facts Facts
 	opts  Options
@@ -167,7 +164,7 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{
+	r := &runState{
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
 		cgroups: cgHost, cgsys: cgsys, pods: pods,
 		obs:  newObserver(rt, opts.Owner.RunID),
@@ -202,7 +199,7 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	}
 	obsCtx, stopObs := context.WithCancel(context.Background())
 	defer stopObs()
-	go r.obs.run(obsCtx)
+	go r.obs.watch(obsCtx)
 
 	res := &Result{Pods: make([]PodResult, len(pods))}
 	var wg, syncing sync.WaitGroup
@@ -223,7 +220,7 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 }
 
 // progressf writes one line of podrun's own progress.
-func (r *run) progressf(format string, args ...any) {
+func (r *runState) progressf(format string, args ...any) {
 	if r.opts.Progress == nil {
 		return
 	}
@@ -233,39 +230,39 @@ func (r *run) progressf(format string, args ...any) {
 }
 
 // runPod runs one pod: set up, sync until the wait ends, tear down.
-func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
+func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
 	p := newPodRun(r, pod)
 	o, err := p.syncLoop(waitCtx)
 	synced()
 	switch {
 	case err != nil:
-		o = outcomeError
-	case o == outcomeWaiting && ctx.Err() != nil:
-		o = outcomeInterrupted
-	case o == outcomeWaiting:
-		o = outcomeTimeout
+		o = OutcomeError
+	case o == OutcomeWaiting && ctx.Err() != nil:
+		o = OutcomeInterrupted
+	case o == OutcomeWaiting:
+		o = OutcomeTimeout
 	}
 	switch o {
-	case outcomeError:
+	case OutcomeError:
 		p.event("Failed", "%v", err)
-	case outcomeTimeout:
+	case OutcomeTimeout:
 		p.event("Timeout", "timed out after %s waiting for the pod (--timeout)", r.opts.Timeout)
-	case outcomeInterrupted:
+	case OutcomeInterrupted:
 		p.event("Interrupted", "stopping")
 	}
-	res := PodResult{Pod: pod, Status: p.last, Outcome: o, Err: err}
-	if r.opts.Detach && o == outcomeReached {
+	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
+	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
 		p.event("Detached", "leaving the pod running")
 		return res
 	}
 	if terr := p.teardown(); terr != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("tearing down: %w", terr))
-		if res.Outcome != outcomeError {
-			res.Outcome = outcomeError
+		if res.Outcome != OutcomeError {
+			res.Outcome = OutcomeError
 		}
 	}
-	res.Status = p.last // final once teardown stopped a pod that ended (observeFinal)
+	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	return res
 }
 
@@ -279,7 +276,7 @@ func rejectedResult(pods []*v1.Pod, rejected []*admission.Error) *Result {
 	}
 	res := &Result{Pods: make([]PodResult, len(pods))}
 	for i, p := range pods {
-		r := PodResult{Pod: p, Outcome: outcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
+		r := PodResult{Pod: p, Outcome: OutcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
 		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
 			r.Status, r.Err = e.Status(), e
 		} else {

@@ -17,7 +17,7 @@ import (
 
 // podRun is the state of one pod during a run.
 type podRun struct {
-	r       *run
+	r       *runState
 	pod     *v1.Pod
 	uid     string
 	dataDir string      // "" until created
@@ -41,16 +41,16 @@ type podRun struct {
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 
-	status *podStatus // last observed
+	observed *runtimeStatus // the runtime's view of the pod, last observed
 
 	// What the current act created, started or stopped, for observeActed.
 	touched          []string                 // container IDs
 	touchedSandboxes []*runtimeapi.PodSandbox // sandboxes it created
 	touchedAll       bool                     // it killed the pod: list everything
-	last             v1.PodStatus             // last generated API status
+	apiStatus        v1.PodStatus             // the v1.PodStatus last generated from observed
 }
 
-func newPodRun(r *run, pod *v1.Pod) *podRun {
+func newPodRun(r *runState, pod *v1.Pod) *podRun {
 	uid := string(pod.UID)
 	logsRoot, own := r.opts.PodLogsDir, false
 	if logsRoot == "" {
@@ -66,10 +66,10 @@ func newPodRun(r *run, pod *v1.Pod) *podRun {
 		images:    map[string]string{},
 		imageInfo: map[string]*runtimeapi.Image{},
 		wake:      r.obs.subscribe(uid),
-		status:    &podStatus{},
+		observed:  &runtimeStatus{},
 	}
 	p.logs = newLogSet(r.sink, pod.Name, r.multi)
-	p.last = p.apiStatus()
+	p.apiStatus = p.generateAPIStatus()
 	return p
 }
 
@@ -78,11 +78,11 @@ func (p *podRun) event(reason, format string, args ...any) {
 	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
 }
 
-// apiStatus generates the pod's API status from what was last observed,
+// generateAPIStatus generates the pod's API status from what was last observed,
 // keeping each condition's lastTransitionTime until its status changes.
-func (p *podRun) apiStatus() v1.PodStatus {
+func (p *podRun) generateAPIStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
-		Pod: p.pod, Status: p.status, Reasons: p.reasons, Probes: p.probes,
+		Pod: p.pod, Status: p.observed, Reasons: p.reasons, Probes: p.probes,
 		RuntimeName: p.r.facts.RuntimeName, HostIP: p.r.facts.HostIP, StartTime: p.startTime,
 		Terminal: p.terminal,
 	})
@@ -90,7 +90,7 @@ func (p *podRun) apiStatus() v1.PodStatus {
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.LastTransitionTime = now
-		for _, prev := range p.last.Conditions {
+		for _, prev := range p.apiStatus.Conditions {
 			if prev.Type == c.Type && prev.Status == c.Status {
 				c.LastTransitionTime = prev.LastTransitionTime
 			}
@@ -106,74 +106,74 @@ func (p *podRun) apiStatus() v1.PodStatus {
 // ended. A pod whose wait ended otherwise (ready, timeout, signal) keeps the
 // status it had then, which says why it was not done.
 func (p *podRun) observeFinal(ctx context.Context) {
-	if p.last.Phase != v1.PodSucceeded && p.last.Phase != v1.PodFailed {
+	if p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
 	// Only what still ran can have changed: without it, no need to ask.
-	running := slices.ContainsFunc(p.status.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
+	running := slices.ContainsFunc(p.observed.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
 	if running {
 		if err := p.r.obs.poll(ctx); err != nil {
 			return
 		}
-		p.status = p.r.obs.podStatus(p.uid, p.ips)
+		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 	}
 	p.terminal = true
-	p.last = p.apiStatus()
+	p.apiStatus = p.generateAPIStatus()
 }
 
 // syncLoop observes, decides and acts until the wait for the pod is over or
-// ctx ends (outcomeWaiting then). An error means podrun cannot run the pod.
-func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
+// ctx ends (OutcomeWaiting then). An error means podrun cannot run the pod.
+func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 	if err := p.setUp(); err != nil {
-		return outcomeError, err
+		return OutcomeError, err
 	}
 	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
 	p.prober.start(ctx)
 	defer p.prober.stop()
 	for {
-		p.status = p.r.obs.podStatus(p.uid, p.ips)
-		p.logs.update(p.status)
+		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+		p.logs.update(p.observed)
 		p.probes = p.prober.snapshot()
-		p.last = p.apiStatus()
-		p.prober.observe(p.status, p.last.PodIP)
-		if o := waitOutcome(p.r.opts.Wait, p.pod, p.last, p.started); o != outcomeWaiting {
+		p.apiStatus = p.generateAPIStatus()
+		p.prober.observe(p.observed, p.apiStatus.PodIP)
+		if o := waitOutcome(p.r.opts.Wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
 			return o, nil
 		}
 
-		actions := computePodActions(planInput{Pod: p.pod, Status: p.status, Probes: p.probes})
+		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
 		if actions.KillPod && !actions.CreateSandbox {
 			// Nothing runs and nothing will: the pod is over. Only a pod
 			// whose containers all succeeded reached its goal; one whose
 			// sandbox died before its containers ran did not.
-			if p.last.Phase == v1.PodSucceeded {
-				return outcomeReached, nil
+			if p.apiStatus.Phase == v1.PodSucceeded {
+				return OutcomeReached, nil
 			}
-			return outcomeFailed, nil
+			return OutcomeFailed, nil
 		}
 		acted, nextWake, err := p.act(ctx, actions)
 		if ctx.Err() != nil {
-			return outcomeWaiting, nil
+			return OutcomeWaiting, nil
 		}
 		if err != nil {
 			// Report what was created and the reason the act recorded
 			// (ErrImageNeverPull, ...).
 			_ = p.r.obs.poll(context.WithoutCancel(ctx))
-			p.status = p.r.obs.podStatus(p.uid, p.ips)
-			p.last = p.apiStatus()
-			return outcomeError, err
+			p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+			p.apiStatus = p.generateAPIStatus()
+			return OutcomeError, err
 		}
 		p.started = true
 		if acted {
 			if err := p.observeActed(ctx); err != nil && ctx.Err() == nil {
-				return outcomeError, fmt.Errorf("observing the runtime: %w", err)
+				return OutcomeError, fmt.Errorf("observing the runtime: %w", err)
 			}
 			continue
 		}
 		// Nothing started: the act may have recorded why (CrashLoopBackOff,
 		// ImagePullBackOff), which the status shows while the loop waits.
-		p.last = p.apiStatus()
+		p.apiStatus = p.generateAPIStatus()
 		if !p.sleep(ctx, nextWake) {
-			return outcomeWaiting, nil
+			return OutcomeWaiting, nil
 		}
 	}
 }
@@ -360,7 +360,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 // It reports whether it started one, and when a deferred start is due.
 func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Container) (bool, time.Time, error) {
 	now := p.r.now()
-	prev := p.status.latest(c.Name)
+	prev := p.observed.latest(c.Name)
 	if prev != nil && prev.State == stateExited {
 		// The kubelet's doBackOff: the back-off runs from the last exit.
 		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {

@@ -173,7 +173,7 @@ func (p *podRun) stopContainers(ctx context.Context, ids []string, force <-chan 
 }
 
 func (p *podRun) containerName(id string) string {
-	for _, c := range p.status.Containers {
+	for _, c := range p.observed.Containers {
 		if c.ID == id {
 			return c.Name
 		}

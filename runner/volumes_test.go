@@ -71,7 +71,7 @@ func TestRunMountsVolumesIntoContainers(t *testing.T) {
 	}
 	res := e.run(t, context.Background(), pod)
 	if !res.Pods[0].Reached() {
-		t.Fatalf("pod %s: %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("pod %s: %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	podDir := filepath.Join(e.opts.RootDir, "pods", "vols-uid")
 	want := []*runtimeapi.Mount{
