@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/imageref"
 	"github.com/podrun/podrun/podresources"
 	"github.com/podrun/podrun/volumes"
 )
@@ -30,9 +29,7 @@ type podRun struct {
 	ips       map[string][]string                     // sandbox ID → pod IPs
 	reasons   map[string]waitingReason                // container name → why it waits
 	backoff   backOff                                 // container restarts, by container name
-	pullBack  backOff                                 // image pulls, by "<podUID>_<image>"
-	images    map[string]string                       // image → ref, pulled or found in this run
-	imageInfo map[string]*runtimeapi.Image            // ref → the runtime's ImageStatus, once read
+	images    podImages                               // what the run knows of the pod's images (image.go)
 	startTime time.Time
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
@@ -43,11 +40,16 @@ type podRun struct {
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 
-	// What the current act created, started or stopped, for observeActed.
-	touched          []string                 // container IDs
-	touchedSandboxes []*runtimeapi.PodSandbox // sandboxes it created
-	touchedAll       bool                     // it killed the pod: list everything
-	apiStatus        v1.PodStatus             // the v1.PodStatus last generated from observed
+	apiStatus v1.PodStatus // the v1.PodStatus last generated from observed
+
+	acted actedOn // what the current act touched, for observeActed
+}
+
+// actedOn is what an act created, started or stopped.
+type actedOn struct {
+	containers []string                 // container IDs
+	sandboxes  []*runtimeapi.PodSandbox // sandboxes it created
+	all        bool                     // it killed the pod: list everything
 }
 
 func newPodRun(r *runState, pod *v1.Pod) *podRun {
@@ -63,8 +65,7 @@ func newPodRun(r *runState, pod *v1.Pod) *podRun {
 		sandboxes: map[string]*runtimeapi.PodSandboxConfig{},
 		ips:       map[string][]string{},
 		reasons:   map[string]waitingReason{},
-		images:    map[string]string{},
-		imageInfo: map[string]*runtimeapi.Image{},
+		images:    podImages{refs: map[string]string{}, info: map[string]*runtimeapi.Image{}},
 		wake:      r.obs.subscribe(uid),
 		observed:  &runtimeStatus{},
 	}
@@ -233,8 +234,8 @@ func (p *podRun) setUp() error {
 // touched is re-read directly; a pod kill (which touches everything) is
 // followed by a full poll.
 func (p *podRun) observeActed(ctx context.Context) error {
-	ids, sbs, full := p.touched, p.touchedSandboxes, p.touchedAll
-	p.touched, p.touchedSandboxes, p.touchedAll = nil, nil, false
+	ids, sbs, full := p.acted.containers, p.acted.sandboxes, p.acted.all
+	p.acted = actedOn{}
 	if full {
 		return p.r.obs.poll(ctx)
 	}
@@ -255,7 +256,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 			return true, nextWake, err
 		}
-		acted, p.touchedAll = true, true
+		acted, p.acted.all = true, true
 	}
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
@@ -264,7 +265,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 			return true, nextWake, err
 		}
 		acted = true
-		p.touched = append(p.touched, id)
+		p.acted.containers = append(p.acted.containers, id)
 	}
 	// 3. Create the sandbox.
 	sandboxID := a.SandboxID
@@ -338,7 +339,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	// The observer learns of it now rather than from a listing.
 	sb := &runtimeapi.PodSandbox{Id: id, Metadata: cfg.Metadata, State: runtimeapi.PodSandboxState_SANDBOX_READY,
 		CreatedAt: p.r.now().UnixNano(), Labels: cfg.Labels, Annotations: cfg.Annotations}
-	p.touchedSandboxes = append(p.touchedSandboxes, sb)
+	p.acted.sandboxes = append(p.acted.sandboxes, sb)
 	if !p.pod.Spec.HostNetwork {
 		st, err := p.r.rt.PodSandboxStatus(ctx, id, false)
 		if err != nil {
@@ -443,12 +444,12 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		// ready sandbox the runtime refuses this container for good.
 		if st, serr := p.r.rt.PodSandboxStatus(ctx, sandboxID, false); serr == nil &&
 			st.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
-			p.touchedAll = true
+			p.acted.all = true
 			return true, time.Time{}, nil
 		}
 		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
 	}
-	p.touched = append(p.touched, id)
+	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
 		// The container ends up exited; the restart policy decides what next.
@@ -462,83 +463,6 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	// killed, to be restarted by its restart policy (hooks.go).
 	p.postStart(hookCtx, id, c)
 	return true, time.Time{}, nil
-}
-
-// ensureImage makes sure the runtime has the container's image, pulling it
-// as imagePullPolicy says, and returns the image reference to create with.
-// It follows the kubelet's EnsureImageExists: a pull that fails is retried
-// with back-off (ErrImagePull, then ImagePullBackOff until the back-off
-// ends; no reference, and wakeAt says when to look again). Unlike the
-// kubelet, a pull that fails for good (permanentPullFailure) ends the run.
-// imageStatus is the runtime's ImageStatus of ref, read once per run.
-func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
-	if img, ok := p.imageInfo[ref]; ok {
-		return img, nil
-	}
-	img, err := p.r.rt.ImageStatus(ctx, ref)
-	if err == nil && img != nil {
-		p.imageInfo[ref] = img
-	}
-	return img, err
-}
-
-func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := imageref.Parse(c.Image); err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
-	}
-	image := imageref.WithDefaultTag(c.Image)
-	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
-		return ref, time.Time{}, nil
-	}
-	st, err := p.r.rt.ImageStatus(ctx, image)
-	if err != nil {
-		return "", time.Time{}, &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
-	}
-	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)
-	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonErrImageNeverPull, Message: err.(*pullError).Message}
-		return "", time.Time{}, err
-	}
-	if !pull {
-		p.event("Pulled", "Container image %q already present on machine", c.Image)
-		ref := st.Id
-		p.images[image] = ref
-		p.imageInfo[ref] = st
-		return ref, time.Time{}, nil
-	}
-	key := p.uid + "_" + c.Image
-	now := p.r.now()
-	if until, in := p.pullBack.untilSinceUpdate(key, now); in {
-		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		if p.reasons[c.Name].Reason != reasonImagePullBackOff {
-			p.event("BackOff", "%s", msg)
-		}
-		p.reasons[c.Name] = waitingReason{Reason: reasonImagePullBackOff, Message: msg}
-		return "", until, nil
-	}
-	p.event("Pulling", "Pulling image %q", c.Image)
-	ref, err = p.pullWithCredentials(ctx, image, sandboxCfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", time.Time{}, ctx.Err()
-		}
-		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
-		if why, ok := permanentPullFailure(err.Error()); ok {
-			return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
-		}
-		p.event("Failed", "%s", msg)
-		p.event("Failed", "Error: %s", reasonErrImagePull)
-		p.pullBack.next(key, now, p.r.now())
-		// Look again at once: that sync finds the pull in back-off and
-		// reports ImagePullBackOff until it ends.
-		return "", p.r.now(), nil
-	}
-	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(now).Round(time.Millisecond))
-	p.images[image] = ref
-	return ref, time.Time{}, nil
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least
