@@ -36,13 +36,21 @@ const (
 // supportedMsg ends the error for any kind podrun does not run.
 const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
 
-// listKinds maps the list kinds podrun unwraps to the kind of their items
-// ("" for v1.List, whose items may be of any supported kind).
-var listKinds = map[string]string{
-	"List":          "",
-	"PodList":       "Pod",
-	"ConfigMapList": "ConfigMap",
-	"SecretList":    "Secret",
+// listItemKind says whether kind is a list kind podrun unwraps and the
+// kind of its items ("" for v1.List, whose items may be of any supported
+// kind).
+func listItemKind(kind string) (string, bool) {
+	switch kind {
+	case "List":
+		return "", true
+	case "PodList":
+		return "Pod", true
+	case "ConfigMapList":
+		return "ConfigMap", true
+	case "SecretList":
+		return "Secret", true
+	}
+	return "", false
 }
 
 // source describes one input: how errors show it, what identifies it in
@@ -347,7 +355,7 @@ func (d *decoder) document(doc document) {
 		return
 	}
 	kind, _, _ := typeMeta(m)
-	if elem, ok := listKinds[kind]; ok {
+	if elem, ok := listItemKind(kind); ok {
 		d.list(doc, m, kind, elem)
 		return
 	}
@@ -431,7 +439,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		}
 		return
 	default:
-		if _, ok := listKinds[kind]; ok {
+		if _, ok := listItemKind(kind); ok {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}

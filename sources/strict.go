@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -37,6 +36,7 @@ func checkFields(v any, t reflect.Type) []problem {
 
 type walker struct {
 	problems []problem
+	fields   map[reflect.Type]map[string]reflect.Type // jsonFields, by struct type
 }
 
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -69,7 +69,7 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected object, got %s", describe(v))
 			return
 		}
-		fields := jsonFields(t)
+		fields := w.jsonFields(t)
 		for _, k := range sortedKeys(m) {
 			ft, ok := fields[k]
 			if !ok {
@@ -163,14 +163,13 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
-
 // jsonFields maps the JSON names of a struct's fields to their types,
 // following encoding/json: embedded structs without a name are inlined
-// (their fields lose to the outer struct's), "-" is skipped.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
+// (their fields lose to the outer struct's), "-" is skipped. The walk
+// remembers them per type.
+func (w *walker) jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := w.fields[t]; ok {
+		return m
 	}
 	m := map[string]reflect.Type{}
 	var embedded []reflect.Type
@@ -200,13 +199,16 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		m[name] = f.Type
 	}
 	for _, et := range embedded {
-		for k, ft := range jsonFields(et) {
+		for k, ft := range w.jsonFields(et) {
 			if _, ok := m[k]; !ok {
 				m[k] = ft
 			}
 		}
 	}
-	fieldCache.Store(t, m)
+	if w.fields == nil {
+		w.fields = map[reflect.Type]map[string]reflect.Type{}
+	}
+	w.fields[t] = m
 	return m
 }
 

@@ -47,14 +47,28 @@ func appendMsgs(errs field.ErrorList, p *field.Path, value any, msgs []string) f
 	return errs
 }
 
-var (
-	restartPolicies       = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
-	dnsPolicies           = []v1.DNSPolicy{v1.DNSClusterFirstWithHostNet, v1.DNSClusterFirst, v1.DNSDefault, v1.DNSNone}
-	pullPolicies          = []v1.PullPolicy{v1.PullAlways, v1.PullNever, v1.PullIfNotPresent}
-	protocols             = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
-	terminationMsgPolicys = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
-	mountPropagations     = []v1.MountPropagationMode{v1.MountPropagationNone, v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional}
-)
+// The values the API server accepts for each enumerated field.
+func restartPolicies() []v1.RestartPolicy {
+	return []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
+}
+
+func dnsPolicies() []v1.DNSPolicy {
+	return []v1.DNSPolicy{v1.DNSClusterFirstWithHostNet, v1.DNSClusterFirst, v1.DNSDefault, v1.DNSNone}
+}
+
+func pullPolicies() []v1.PullPolicy {
+	return []v1.PullPolicy{v1.PullAlways, v1.PullNever, v1.PullIfNotPresent}
+}
+
+func protocols() []v1.Protocol { return []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP} }
+
+func terminationMsgPolicys() []v1.TerminationMessagePolicy {
+	return []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
+}
+
+func mountPropagations() []v1.MountPropagationMode {
+	return []v1.MountPropagationMode{v1.MountPropagationNone, v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional}
+}
 
 // validatePod validates a defaulted pod.
 func validatePod(pod *v1.Pod) field.ErrorList {
@@ -80,11 +94,11 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
 	}
 
-	if !containsString(restartPolicies, spec.RestartPolicy) {
-		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
+	if !containsString(restartPolicies(), spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, restartPolicies()))
 	}
-	if !containsString(dnsPolicies, spec.DNSPolicy) {
-		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
+	if !containsString(dnsPolicies(), spec.DNSPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies()))
 	}
 	if spec.DNSPolicy == v1.DNSNone && (spec.DNSConfig == nil || len(spec.DNSConfig.Nameservers) == 0) {
 		errs = append(errs, field.Required(sp.Child("dnsConfig", "nameservers"), "must provide at least one DNS nameserver when dnsPolicy is None"))
@@ -135,7 +149,7 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 				ip := vp.Child("downwardAPI", "items").Index(j)
 				errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
 				if it.FieldRef != nil {
-					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths, ip.Child("fieldRef"))...)
+					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths(), ip.Child("fieldRef"))...)
 				}
 			}
 		}
@@ -197,11 +211,11 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 	case strings.TrimSpace(c.Image) != c.Image:
 		errs = append(errs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
 	}
-	if !containsString(pullPolicies, c.ImagePullPolicy) {
-		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	if !containsString(pullPolicies(), c.ImagePullPolicy) {
+		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies()))
 	}
-	if !containsString(terminationMsgPolicys, c.TerminationMessagePolicy) {
-		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys))
+	if !containsString(terminationMsgPolicys(), c.TerminationMessagePolicy) {
+		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys()))
 	}
 
 	sidecar := false
@@ -281,8 +295,8 @@ func validatePorts(ports []v1.ContainerPort, p *field.Path) field.ErrorList {
 		if port.HostPort != 0 {
 			errs = appendMsgs(errs, pp.Child("hostPort"), port.HostPort, validation.IsValidPortNum(int(port.HostPort)))
 		}
-		if !containsString(protocols, port.Protocol) {
-			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, protocols))
+		if !containsString(protocols(), port.Protocol) {
+			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, protocols()))
 		}
 	}
 	return errs
@@ -312,18 +326,22 @@ func validateHostPorts(cs []v1.Container, p *field.Path) field.ErrorList {
 // server accepts for env vars and downwardAPI volume items;
 // metadata.labels['k'] and metadata.annotations['k'] are accepted for
 // both.
-var (
-	envFieldPaths = []string{
+func envFieldPaths() []string {
+	return []string{
 		"metadata.name", "metadata.namespace", "metadata.uid",
 		"spec.nodeName", "spec.serviceAccountName",
 		"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
 	}
-	volumeFieldPaths = []string{
+}
+
+func volumeFieldPaths() []string {
+	return []string{
 		"metadata.name", "metadata.namespace", "metadata.uid",
 		"metadata.labels", "metadata.annotations",
 	}
-	subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['(.+)'\]$`)
-)
+}
+
+var subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['(.+)'\]$`)
 
 func validateFieldRef(f *v1.ObjectFieldSelector, supported []string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -365,7 +383,7 @@ func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(vp, "", "may not be specified when `value` is not empty"))
 		}
 		if vf.FieldRef != nil {
-			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths, vp.Child("fieldRef"))...)
+			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths(), vp.Child("fieldRef"))...)
 		}
 	}
 	return errs
@@ -397,8 +415,8 @@ func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *fiel
 		if m.SubPath != "" && m.SubPathExpr != "" {
 			errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
 		}
-		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations, *mp) {
-			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations))
+		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations(), *mp) {
+			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations()))
 		}
 	}
 	return errs

@@ -136,15 +136,24 @@ type Volume struct {
 	SELinuxRelabel bool
 }
 
-// refusedTypes says why podrun cannot set up a volume type, by the
-// VolumeSource field's JSON name.
-var refusedTypes = map[string]string{
-	"persistentVolumeClaim": "a PersistentVolumeClaim is bound to a volume by the API server and attached by its CSI or in-tree driver; podrun has neither",
-	"ephemeral":             "a generic ephemeral volume is a PersistentVolumeClaim the API server creates; podrun has none",
-	"csi":                   "csi volumes are mounted by a CSI driver through the kubelet's CSI plugin; podrun has none",
-	"image":                 "image volumes are not supported by podrun",
-	"gitRepo":               "gitRepo volumes are deprecated and disabled in the kubelet; use an init container that clones into an emptyDir",
-	"flexVolume":            "flexVolume drivers are kubelet exec plugins; podrun has none",
+// refusedType says why podrun cannot set up a volume type, by the
+// VolumeSource field's JSON name, for the types it knows it refuses.
+func refusedType(t string) (string, bool) {
+	switch t {
+	case "persistentVolumeClaim":
+		return "a PersistentVolumeClaim is bound to a volume by the API server and attached by its CSI or in-tree driver; podrun has neither", true
+	case "ephemeral":
+		return "a generic ephemeral volume is a PersistentVolumeClaim the API server creates; podrun has none", true
+	case "csi":
+		return "csi volumes are mounted by a CSI driver through the kubelet's CSI plugin; podrun has none", true
+	case "image":
+		return "image volumes are not supported by podrun", true
+	case "gitRepo":
+		return "gitRepo volumes are deprecated and disabled in the kubelet; use an init container that clones into an emptyDir", true
+	case "flexVolume":
+		return "flexVolume drivers are kubelet exec plugins; podrun has none", true
+	}
+	return "", false
 }
 
 // supportedTypes lists the volume types podrun sets up, for messages.
@@ -171,7 +180,7 @@ func refusal(t string) string {
 	case "":
 		return "no volume type is set"
 	}
-	if why, ok := refusedTypes[t]; ok {
+	if why, ok := refusedType(t); ok {
 		return why
 	}
 	return fmt.Sprintf("%s volumes need the kubelet's in-tree volume plugin (a cloud disk or a network filesystem attached for the node); podrun supports only %s volumes", t, supportedTypes)

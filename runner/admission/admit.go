@@ -424,19 +424,21 @@ func hostPortsConflict(pod *v1.Pod, admitted []*v1.Pod) bool {
 // namespaced ("" for always).
 type safeSysctl struct{ name, kernel string }
 
-var safeSysctls = []safeSysctl{
-	{"kernel.shm_rmid_forced", ""},
-	{"net.ipv4.ip_local_port_range", ""},
-	{"net.ipv4.tcp_syncookies", ""},
-	{"net.ipv4.ping_group_range", ""},
-	{"net.ipv4.ip_unprivileged_port_start", ""},
-	{"net.ipv4.ip_local_reserved_ports", "3.16"},
-	{"net.ipv4.tcp_keepalive_time", "4.5"},
-	{"net.ipv4.tcp_fin_timeout", "4.6"},
-	{"net.ipv4.tcp_keepalive_intvl", "4.5"},
-	{"net.ipv4.tcp_keepalive_probes", "4.5"},
-	{"net.ipv4.tcp_rmem", "4.15"},
-	{"net.ipv4.tcp_wmem", "4.15"},
+func safeSysctls() []safeSysctl {
+	return []safeSysctl{
+		{"kernel.shm_rmid_forced", ""},
+		{"net.ipv4.ip_local_port_range", ""},
+		{"net.ipv4.tcp_syncookies", ""},
+		{"net.ipv4.ping_group_range", ""},
+		{"net.ipv4.ip_unprivileged_port_start", ""},
+		{"net.ipv4.ip_local_reserved_ports", "3.16"},
+		{"net.ipv4.tcp_keepalive_time", "4.5"},
+		{"net.ipv4.tcp_fin_timeout", "4.6"},
+		{"net.ipv4.tcp_keepalive_intvl", "4.5"},
+		{"net.ipv4.tcp_keepalive_probes", "4.5"},
+		{"net.ipv4.tcp_rmem", "4.15"},
+		{"net.ipv4.tcp_wmem", "4.15"},
+	}
 }
 
 // safeSysctlNames is the safe list on a kernel: a gated sysctl is dropped
@@ -444,7 +446,7 @@ var safeSysctls = []safeSysctl{
 func safeSysctlNames(kernel string) []string {
 	kv, _ := version.ParseGeneric(kernel)
 	var out []string
-	for _, s := range safeSysctls {
+	for _, s := range safeSysctls() {
 		if s.kernel == "" || (kv != nil && kv.AtLeast(version.MustParseGeneric(s.kernel))) {
 			out = append(out, s.name)
 		}

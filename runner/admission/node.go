@@ -56,7 +56,7 @@ const defaultMaxPods = 110
 // from allocatable (pkg/kubelet/cm GetNodeAllocatableReservation with the
 // defaults of pkg/kubelet/eviction): memory.available<100Mi and
 // nodefs.available<10%.
-var evictionHardMemory = resource.MustParse("100Mi")
+const evictionHardMemoryBytes = 100 << 20 // 100Mi
 
 const evictionHardNodefsPercent = 10
 
@@ -113,7 +113,7 @@ func nodeInfo(f hostFacts, o HostOptions) Node {
 	for name, q := range o.SystemReserved {
 		sub(name, q)
 	}
-	sub(v1.ResourceMemory, evictionHardMemory)
+	sub(v1.ResourceMemory, *resource.NewQuantity(evictionHardMemoryBytes, resource.BinarySI))
 	sub(v1.ResourceEphemeralStorage, *resource.NewQuantity(f.RootFsBytes*evictionHardNodefsPercent/100, resource.BinarySI))
 	// Huge pages are memory the pods cannot have as memory (kubelet
 	// nodestatus MachineInfo).
