@@ -131,15 +131,20 @@ func statType(path string) (fileType, error) {
 	return fileTypeOf(fi), nil
 }
 
+// decideHostPath is hostPathDecision for the volume's path as it is now.
+func decideHostPath(v *Volume) (hostPathCreate, error) {
+	ft, err := statType(v.HostPath)
+	if err != nil {
+		return createNothing, err
+	}
+	return hostPathDecision(v.HostPath, v.HostPathType, ft)
+}
+
 // checkHostPath runs the type check without creating anything: the
 // pre-flight. A FileOrCreate path whose parent dir is missing fails here, as
 // its creation would.
 func checkHostPath(v *Volume) error {
-	ft, err := statType(v.HostPath)
-	if err != nil {
-		return err
-	}
-	c, err := hostPathDecision(v.HostPath, v.HostPathType, ft)
+	c, err := decideHostPath(v)
 	if err != nil {
 		return err
 	}
@@ -154,11 +159,7 @@ func checkHostPath(v *Volume) error {
 // setUpHostPath checks the host path's type and creates it where the type
 // says so.
 func setUpHostPath(v *Volume) error {
-	ft, err := statType(v.HostPath)
-	if err != nil {
-		return err
-	}
-	c, err := hostPathDecision(v.HostPath, v.HostPathType, ft)
+	c, err := decideHostPath(v)
 	if err != nil {
 		return err
 	}
