@@ -462,16 +462,27 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		return
 	}
 	uid := objectUID(d.src.identity, o, d.opts.NodeName, raw)
+	var errs field.ErrorList
 	switch obj := target.(type) {
 	case *v1.Pod:
 		defaultPod(obj, d.opts.NodeName)
-		if errs := validatePod(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
+		errs = validatePod(obj)
+	case *v1.ConfigMap:
+		defaultConfigMap(obj)
+		errs = validateConfigMap(obj)
+	case *v1.Secret:
+		defaultSecret(obj)
+		errs = validateSecret(obj)
+	}
+	if len(errs) > 0 {
+		d.fieldErrors(o, kind, name, errs)
+		return
+	}
+	if meta := target.(metav1.Object); meta.GetUID() == "" {
+		meta.SetUID(uid)
+	}
+	switch obj := target.(type) {
+	case *v1.Pod:
 		if obj.Annotations == nil {
 			obj.Annotations = map[string]string{}
 		}
@@ -479,24 +490,8 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		obj.Annotations[ConfigHashAnnotationKey] = string(obj.UID)
 		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o})
 	case *v1.ConfigMap:
-		defaultConfigMap(obj)
-		if errs := validateConfigMap(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
 	case *v1.Secret:
-		defaultSecret(obj)
-		if errs := validateSecret(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
 		d.set.Secrets = append(d.set.Secrets, &Secret{Secret: obj, Origin: o})
 	}
 }

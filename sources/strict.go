@@ -114,30 +114,37 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected boolean, got %s", describe(v))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected integer, got %s", describe(v))
-		} else if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
-			w.add(p, "expected %d-bit integer, got %s", t.Bits(), describe(v))
-		}
+		w.number(v, p, "integer", fmt.Sprintf("%d-bit integer", t.Bits()), func(s string) error {
+			_, err := strconv.ParseInt(s, 10, t.Bits())
+			return err
+		})
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected unsigned integer, got %s", describe(v))
-		} else if _, err := strconv.ParseUint(n.String(), 10, t.Bits()); err != nil {
-			w.add(p, "expected %d-bit unsigned integer, got %s", t.Bits(), describe(v))
-		}
+		w.number(v, p, "unsigned integer", fmt.Sprintf("%d-bit unsigned integer", t.Bits()), func(s string) error {
+			_, err := strconv.ParseUint(s, 10, t.Bits())
+			return err
+		})
 	case reflect.Float32, reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected number, got %s", describe(v))
-		} else if _, err := strconv.ParseFloat(n.String(), t.Bits()); err != nil {
-			w.add(p, "expected number, got %s", describe(v))
-		}
+		w.number(v, p, "number", "number", func(s string) error {
+			_, err := strconv.ParseFloat(s, t.Bits())
+			return err
+		})
 	case reflect.Interface:
 		// Anything goes.
 	default:
 		w.add(p, "cannot decode into Go type %s", t)
+	}
+}
+
+// number checks a JSON number for a Go numeric field: a number (what),
+// that parse takes (inRange: what the type holds).
+func (w *walker) number(v any, p *field.Path, what, inRange string, parse func(string) error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		w.add(p, "expected %s, got %s", what, describe(v))
+		return
+	}
+	if parse(n.String()) != nil {
+		w.add(p, "expected %s, got %s", inRange, describe(v))
 	}
 }
 

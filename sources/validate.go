@@ -120,15 +120,7 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 	for i := range vols {
 		v := &vols[i]
 		vp := p.Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		case names[v.Name]:
-			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
-		default:
-			errs = appendMsgs(errs, vp.Child("name"), v.Name, validation.IsDNS1123Label(v.Name))
-		}
-		names[v.Name] = true
+		errs = validateUniqueName(errs, v.Name, vp.Child("name"), names)
 		switch n := volumeSourceCount(&v.VolumeSource); {
 		case n == 0:
 			errs = append(errs, field.Required(vp, "must specify a volume type"))
@@ -160,11 +152,10 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 func validateKeyToPaths(items []v1.KeyToPath, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, it := range items {
-		ip := p.Index(i)
 		if it.Key == "" {
-			errs = append(errs, field.Required(ip.Child("key"), ""))
+			errs = append(errs, field.Required(p.Index(i).Child("key"), ""))
 		}
-		errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+		errs = append(errs, validateItemPath(it.Path, p.Index(i).Child("path"))...)
 	}
 	return errs
 }
@@ -191,19 +182,26 @@ func validateLocalDescendingPath(s string, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateUniqueName checks a volume's or container's name: a DNS-1123
+// label, not one of names (the names seen so far), which it joins.
+func validateUniqueName(errs field.ErrorList, name string, p *field.Path, names map[string]bool) field.ErrorList {
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(p, ""))
+	case names[name]:
+		errs = append(errs, field.Duplicate(p, name))
+	default:
+		errs = appendMsgs(errs, p, name, validation.IsDNS1123Label(name))
+	}
+	names[name] = true
+	return errs
+}
+
 // validateContainer validates one init or regular container. names holds
 // the container names seen so far, across init and regular containers.
 func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bool, init bool) field.ErrorList {
 	var errs field.ErrorList
-	switch {
-	case c.Name == "":
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	case names[c.Name]:
-		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-	default:
-		errs = appendMsgs(errs, p.Child("name"), c.Name, validation.IsDNS1123Label(c.Name))
-	}
-	names[c.Name] = true
+	errs = validateUniqueName(errs, c.Name, p.Child("name"), names)
 
 	switch {
 	case strings.TrimSpace(c.Image) == "":
@@ -422,27 +420,41 @@ func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *fiel
 	return errs
 }
 
-func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
+// validateHandlerType is what probes and lifecycle handlers share: one
+// handler type (n are set), and an httpGet's port.
+func validateHandlerType(n int, httpGet *v1.HTTPGetAction, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	h := pr.ProbeHandler
-	switch n := countSet(h); {
+	switch {
 	case n == 0:
 		errs = append(errs, field.Required(p, "must specify a handler type"))
 	case n > 1:
 		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
 	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
+	if httpGet != nil {
+		errs = append(errs, validatePortNumOrName(httpGet.Port, p.Child("httpGet", "port"))...)
 	}
+	return errs
+}
+
+// validateExec: an exec handler needs a command.
+func validateExec(e *v1.ExecAction, p *field.Path) field.ErrorList {
+	if e != nil && len(e.Command) == 0 {
+		return field.ErrorList{field.Required(p.Child("exec", "command"), "")}
+	}
+	return nil
+}
+
+func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	h := pr.ProbeHandler
+	errs = append(errs, validateHandlerType(countSet(h), h.HTTPGet, p)...)
 	if h.TCPSocket != nil {
 		errs = append(errs, validatePortNumOrName(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
 	}
 	if h.GRPC != nil {
 		errs = appendMsgs(errs, p.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))
 	}
-	if h.Exec != nil && len(h.Exec.Command) == 0 {
-		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
-	}
+	errs = append(errs, validateExec(h.Exec, p)...)
 	for _, f := range []struct {
 		name string
 		v    int32
@@ -461,19 +473,8 @@ func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
 }
 
 func validateHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	switch n := countSet(*h); {
-	case n == 0:
-		errs = append(errs, field.Required(p, "must specify a handler type"))
-	case n > 1:
-		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
-	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
-	}
-	if h.Exec != nil && len(h.Exec.Command) == 0 {
-		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
-	}
+	errs := validateHandlerType(countSet(*h), h.HTTPGet, p)
+	errs = append(errs, validateExec(h.Exec, p)...)
 	if h.Sleep != nil && h.Sleep.Seconds < 0 {
 		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
 	}
