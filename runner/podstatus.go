@@ -203,22 +203,15 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			continue
 		}
 		switch {
-		case s == nil:
-			pendingInit++
-		case s.State.Running != nil:
-			pendingInit++
-		case s.State.Terminated != nil:
+		case s != nil && s.State.Terminated != nil:
 			if s.State.Terminated.ExitCode != 0 {
 				failedInit++
 			}
-		case s.State.Waiting != nil:
-			if t := s.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 {
-				failedInit++
-			} else {
-				pendingInit++
-			}
+		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil &&
+			s.LastTerminationState.Terminated.ExitCode != 0:
+			failedInit++ // waiting to restart after a failure
 		default:
-			pendingInit++
+			pendingInit++ // not created yet, running, waiting, or unknown
 		}
 	}
 	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {

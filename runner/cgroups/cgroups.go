@@ -24,8 +24,10 @@ package cgroups
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -584,16 +586,8 @@ func (s System) removeIfEmpty(name, driver string) (bool, error) {
 }
 
 func hasChildCgroup(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			return true
-		}
-	}
-	return false
+	entries, _ := os.ReadDir(dir) // none when it is gone
+	return slices.ContainsFunc(entries, fs.DirEntry.IsDir)
 }
 
 // ContainerResources is the container's own cgroup limits, as the kubelet's

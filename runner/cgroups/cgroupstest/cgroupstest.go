@@ -3,8 +3,10 @@
 package cgroupstest
 
 import (
+	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/opencontainers/cgroups"
@@ -108,14 +110,6 @@ type FS struct {
 }
 
 func hasChildCgroup(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			return true
-		}
-	}
-	return false
+	entries, _ := os.ReadDir(dir) // none when it is gone
+	return slices.ContainsFunc(entries, iofs.DirEntry.IsDir)
 }
