@@ -213,25 +213,22 @@ func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout,
 }
 
 func setPods(set *sources.Set) []*v1.Pod {
-	out := make([]*v1.Pod, len(set.Pods))
-	for i, p := range set.Pods {
-		out[i] = p.Pod
-	}
-	return out
+	return objectsOf(set.Pods, func(p *sources.Pod) *v1.Pod { return p.Pod })
 }
 
 func configMaps(set *sources.Set) []*v1.ConfigMap {
-	out := make([]*v1.ConfigMap, len(set.ConfigMaps))
-	for i, cm := range set.ConfigMaps {
-		out[i] = cm.ConfigMap
-	}
-	return out
+	return objectsOf(set.ConfigMaps, func(cm *sources.ConfigMap) *v1.ConfigMap { return cm.ConfigMap })
 }
 
 func secrets(set *sources.Set) []*v1.Secret {
-	out := make([]*v1.Secret, len(set.Secrets))
-	for i, s := range set.Secrets {
-		out[i] = s.Secret
+	return objectsOf(set.Secrets, func(s *sources.Secret) *v1.Secret { return s.Secret })
+}
+
+// objectsOf is the API objects of a set's entries, without their origins.
+func objectsOf[E, T any](entries []E, object func(E) T) []T {
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = object(e)
 	}
 	return out
 }

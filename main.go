@@ -341,6 +341,12 @@ func printPods(w io.Writer, format string, results []runner.PodResult) error {
 		}
 		obj = list
 	}
+	return writeObject(w, format, obj)
+}
+
+// writeObject prints obj as indented JSON, or as YAML for format "yaml":
+// the one serializer of -o json|yaml.
+func writeObject(w io.Writer, format string, obj any) error {
 	b, err := json.MarshalIndent(obj, "", "    ")
 	if err != nil {
 		return err
@@ -357,29 +363,19 @@ func printPods(w io.Writer, format string, results []runner.PodResult) error {
 }
 
 func psAction(c *cli.Context, stdout io.Writer) error {
-	ctx, _, _, stop := signals()
-	defer stop()
-	rt, err := dial(ctx, str(c, "runtime-endpoint"))
+	var pods []runner.PodInfo
+	err := withRuntime(c, func(ctx context.Context, rt *cri.Client) (err error) {
+		pods, err = runner.List(ctx, rt)
+		return err
+	})
 	if err != nil {
-		return podrunError(err)
-	}
-	defer rt.Close()
-	pods, err := runner.List(ctx, rt)
-	if err != nil {
-		return podrunError(err)
+		return err
 	}
 	switch str(c, "output") {
 	case "json", "yaml":
-		b, err := json.MarshalIndent(pods, "", "    ")
-		if err != nil {
+		if err := writeObject(stdout, str(c, "output"), pods); err != nil {
 			return podrunError(err)
 		}
-		if str(c, "output") == "yaml" {
-			b, _ = yaml.JSONToYAML(b)
-		} else {
-			b = append(b, '\n')
-		}
-		stdout.Write(b)
 	case "table":
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAMESPACE\tNAME\tUID\tSTATE\tATTEMPT\tOWNER\tAGE")
@@ -405,6 +401,19 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 	if c.NArg() == 0 && !boolean(c, "all") {
 		return podrunError(errors.New("name the pods to tear down (NAME, NAMESPACE/NAME or UID) or use --all"))
 	}
+	progress := func(format string, args ...any) {
+		if !boolean(c, "quiet") {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		}
+	}
+	return withRuntime(c, func(ctx context.Context, rt *cri.Client) error {
+		return runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress)
+	})
+}
+
+// withRuntime dials the runtime the command's flags name and runs f with
+// it, under a context a signal cancels; f's errors exit 125.
+func withRuntime(c *cli.Context, f func(ctx context.Context, rt *cri.Client) error) error {
 	ctx, _, _, stop := signals()
 	defer stop()
 	rt, err := dial(ctx, str(c, "runtime-endpoint"))
@@ -412,12 +421,7 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 		return podrunError(err)
 	}
 	defer rt.Close()
-	progress := func(format string, args ...any) {
-		if !boolean(c, "quiet") {
-			fmt.Fprintf(stderr, format+"\n", args...)
-		}
-	}
-	if err := runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress); err != nil {
+	if err := f(ctx, rt); err != nil {
 		return podrunError(err)
 	}
 	return nil
