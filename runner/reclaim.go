@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/volumes"
+
 	"github.com/podrun/podrun/runner/cgroups"
 )
 
@@ -87,10 +89,10 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 	if root := sb.Annotations[AnnotationRootDir]; root != "" {
 		uid := sb.Labels[labelPodUID]
 		if logDir := sb.Annotations[AnnotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
-			errs = append(errs, removeDirSafely(logDir))
+			errs = append(errs, volumes.RemoveSafely(logDir))
 		}
 		if uid != "" {
-			errs = append(errs, removeDirSafely(podDir(root, uid)))
+			errs = append(errs, volumes.RemoveSafely(podDir(root, uid)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -134,7 +136,7 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
 		dir := filepath.Join(pods, e.Name())
 		if strings.HasPrefix(e.Name(), ".new-") {
 			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTempDirAge {
-				errs = append(errs, removeDirSafely(dir))
+				errs = append(errs, volumes.RemoveSafely(dir))
 			}
 			continue
 		}
@@ -149,14 +151,14 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
 			continue
 		}
 		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
-			errs = append(errs, removeDirSafely(rec.LogDir))
+			errs = append(errs, volumes.RemoveSafely(rec.LogDir))
 		}
 		if rec.Cgroup != "" {
 			// Its sandboxes are gone (reclaim removed them first), or it
 			// never had one: the owner died before creating it.
 			errs = append(errs, cgsys.RemoveRecorded(rec.Cgroup))
 		}
-		errs = append(errs, removeDirSafely(dir))
+		errs = append(errs, volumes.RemoveSafely(dir))
 	}
 	return errors.Join(errs...)
 }

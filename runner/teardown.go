@@ -11,6 +11,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/volumes"
+
 	"github.com/podrun/podrun/podresources"
 )
 
@@ -39,7 +41,7 @@ func (p *podRun) teardown() error {
 		}
 	}
 	if p.ownLogs {
-		if err := removeDirSafely(p.logDir); err != nil {
+		if err := volumes.RemoveSafely(p.logDir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -53,7 +55,7 @@ func (p *podRun) teardown() error {
 		}
 	}
 	if p.dataDir != "" {
-		if err := removeDirSafely(p.dataDir); err != nil {
+		if err := volumes.RemoveSafely(p.dataDir); err != nil {
 			errs = append(errs, err)
 		}
 	}

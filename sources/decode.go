@@ -40,17 +40,8 @@ const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
 // kind of its items ("" for v1.List, whose items may be of any supported
 // kind).
 func listItemKind(kind string) (string, bool) {
-	switch kind {
-	case "List":
-		return "", true
-	case "PodList":
-		return "Pod", true
-	case "ConfigMapList":
-		return "ConfigMap", true
-	case "SecretList":
-		return "Secret", true
-	}
-	return "", false
+	item, ok := map[string]string{"List": "", "PodList": "Pod", "ConfigMapList": "ConfigMap", "SecretList": "Secret"}[kind]
+	return item, ok
 }
 
 // source describes one input: how errors show it, what identifies it in

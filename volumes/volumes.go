@@ -22,7 +22,7 @@
 // it to appear, but nothing can add it to a podrun run.
 //
 // Teardown is the pod data dir's: everything mounted under it is unmounted
-// before it is removed (runner.removeDirSafely, TearDown here).
+// before it is removed (RemoveSafely).
 package volumes
 
 import (
