@@ -3,8 +3,10 @@
 //
 //	podrun -f pod.yaml
 //
-// main.go only wires the command line; the work is in sources (manifests),
-// cri (the runtime client) and runner (the pipeline).
+// main.go wires the command line (urfave/cli, as crictl) and config.go
+// resolves `podrun run`'s flags once into a checked runConfig; the work is
+// in sources (manifests), cri (the runtime client) and runner (the
+// pipeline). docs/architecture.md says which package does what.
 package main
 
 import (

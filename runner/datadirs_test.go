@@ -157,7 +157,7 @@ func TestRemoveDirSafelyUnmountsInsteadOfDeletingThroughAMount(t *testing.T) {
 	}
 
 	if err := volumes.RemoveSafely(podDir); err != nil {
-		t.Fatalf("removeDirSafely: %v", err)
+		t.Fatalf("RemoveSafely: %v", err)
 	}
 	if left, _ := volumes.MountsUnder(podDir); len(left) != 0 {
 		t.Errorf("still mounted: %q", left)

@@ -215,7 +215,7 @@ func seccompProfile(pod *v1.Pod, c *v1.Container, root string) (*runtimeapi.Secu
 }
 
 // appArmorRuntimeProfile is the kubelet's getAppArmorProfile: the
-// container's effective profile (appArmorProfile in admit.go) as a CRI
+// container's effective profile (admission.AppArmorProfile) as a CRI
 // profile and in the deprecated string form; none when nothing is asked.
 func appArmorRuntimeProfile(pod *v1.Pod, c *v1.Container) (*runtimeapi.SecurityProfile, string, error) {
 	p := admission.AppArmorProfile(pod, c)

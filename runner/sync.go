@@ -21,7 +21,7 @@ type podRun struct {
 	uid     string
 	dataDir string      // "" until created
 	volumes *podVolumes // the pod's volumes (volumes.go); nil until set up
-	cgroup  string      // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
+	cgroup  string      // the pod's cgroup (package cgroups); "" until created or without pod cgroups
 	logDir  string
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
 

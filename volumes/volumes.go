@@ -1,5 +1,6 @@
 // Package volumes sets up a pod's volumes the way the kubelet's volume
-// plugins do, without an API server: emptyDir (disk or tmpfs), hostPath with
+// plugins (pkg/volume) and volume manager (pkg/kubelet/volumemanager) do,
+// without an API server: emptyDir (disk or tmpfs), hostPath with
 // its type checks, and configMap, secret, downwardAPI and projected volumes
 // filled from the ConfigMaps and Secrets of the same podrun run and written
 // through an atomic writer. It also decides each container's mounts

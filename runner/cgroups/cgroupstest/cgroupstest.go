@@ -1,5 +1,6 @@
 // Package cgroupstest gives tests a fake cgroup filesystem for package
-// runner/cgroups: the two functions of a cgroups.System over a temp dir.
+// runner/cgroups: the functions of a cgroups.System over a temp dir (the
+// kubelet tests pkg/kubelet/cm against fakes of the same kind).
 package cgroupstest
 
 import (
