@@ -125,56 +125,16 @@ func Run(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Opti
 
 // runPods is Run with the host's cgroups reached through cgsys.
 func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
-	if opts.Wait == "" {
-		opts.Wait = WaitAuto
+	// Admit every pod, and check what else can refuse it, before anything
+	// is listed, reclaimed or created: one refused pod and none runs.
+	if res, err := refusals(pods, facts, opts); err != nil {
+		return res, err
 	}
-	if opts.ResolvConf == "" {
-		opts.ResolvConf = "/etc/resolv.conf"
-	}
-	if opts.Owner.RunID == "" {
-		o, err := NewOwner(opts.Detach)
-		if err != nil {
-			return nil, err
-		}
-		opts.Owner = o
-	}
-	host, err := readResolvConf(opts.ResolvConf)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
-	}
-	// Admit every pod before anything is listed, reclaimed or created: one
-	// rejected pod and none runs.
-	if facts.Node.Name != "" {
-		if rejected := admission.Admit(pods, facts.Node); rejected != nil {
-			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
-		}
-	}
-	// Volumes podrun cannot set up (types that need an API server or a CSI
-	// driver, ConfigMaps and Secrets the run lacks, failed hostPath checks)
-	// refuse the run before anything is created too.
-	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
-		return nil, err
-	}
-	// hostUsers false on a runtime without user namespaces: refused too.
-	if err := checkUserns(pods, facts.RuntimeHandlers); err != nil {
-		return nil, err
-	}
-	rings := credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir))
-	cgHost, err := cgroups.NewHost(opts.CgroupRoot, facts.CgroupDriver, cgsys)
+	r, err := newRunState(rt, facts, pods, opts, cgsys)
 	if err != nil {
 		return nil, err
 	}
-	r := &runState{
-		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
-		cgroups: cgHost, cgsys: cgsys, pods: pods,
-		obs:  newObserver(rt, opts.Owner.RunID),
-		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
-	}
-	n := 0
-	for _, p := range pods {
-		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
-	}
-	r.multi = n > 1
+	opts = r.opts
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
 	sbs, err := listManaged(ctx, rt)
@@ -217,6 +177,60 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	stopObs()
 	wg.Wait()
 	return res, nil
+}
+
+// refusals refuses the run before anything is created: a pod the node
+// rejects (the Result then holds each pod's status), a volume podrun
+// cannot set up (a type that needs an API server or a CSI driver, a
+// ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
+// false on a runtime without user namespaces.
+func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
+	if facts.Node.Name != "" {
+		if rejected := admission.Admit(pods, facts.Node); rejected != nil {
+			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
+		}
+	}
+	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
+		return nil, err
+	}
+	return nil, checkUserns(pods, facts.RuntimeHandlers)
+}
+
+// newRunState is the state of a run, with the options' defaults filled in.
+func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*runState, error) {
+	if opts.Wait == "" {
+		opts.Wait = WaitAuto
+	}
+	if opts.ResolvConf == "" {
+		opts.ResolvConf = "/etc/resolv.conf"
+	}
+	if opts.Owner.RunID == "" {
+		o, err := NewOwner(opts.Detach)
+		if err != nil {
+			return nil, err
+		}
+		opts.Owner = o
+	}
+	host, err := readResolvConf(opts.ResolvConf)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
+	}
+	cgHost, err := cgroups.NewHost(opts.CgroupRoot, facts.CgroupDriver, cgsys)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, p := range pods {
+		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
+	}
+	return &runState{
+		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
+		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
+		cgroups:      cgHost, cgsys: cgsys, pods: pods,
+		obs:   newObserver(rt, opts.Owner.RunID),
+		sink:  &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
+		multi: n > 1,
+	}, nil
 }
 
 // progressf writes one line of podrun's own progress.

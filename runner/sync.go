@@ -360,19 +360,9 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 // startContainer starts one container instance unless it is in back-off.
 // It reports whether it started one, and when a deferred start is due.
 func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Container) (bool, time.Time, error) {
-	now := p.r.now()
 	prev := p.observed.latest(c.Name)
-	if prev != nil && prev.State == stateExited {
-		// The kubelet's doBackOff: the back-off runs from the last exit.
-		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
-			if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
-				p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
-			}
-			p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
-			return false, until, nil
-		}
-		p.backoff.next(c.Name, prev.FinishedAt, now)
+	if until, in := p.restartBackOff(c, prev); in {
+		return false, until, nil
 	}
 
 	sandboxCfg := p.sandboxes[sandboxID]
@@ -388,51 +378,9 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	if prev != nil {
 		restartCount = prev.RestartCount + 1
 	}
-	var cfg *runtimeapi.ContainerConfig
-	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
-	img, err := p.imageStatus(ctx, ref)
+	cfg, err := p.makeContainerConfig(ctx, sandboxID, c, ref, restartCount)
 	if err != nil {
-		err = &configError{err.Error()}
-	} else {
-		cfg, err = containerConfig(containerInput{
-			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
-			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
-			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
-			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
-			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
-			UsernsBase: p.r.userns[p.uid],
-		})
-	}
-	if err != nil {
-		// A config error ends the run (exit 125); the status shows the
-		// reason and the kubelet's message.
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		p.event("Failed", "Error: %v", err)
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	// The kubelet's makeMounts, after the environment (for subPathExpr):
-	// the volume mounts come first.
-	mounts, err := p.containerMounts(c, cfg.Envs)
-	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	cfg.Mounts = append(mounts, cfg.Mounts...)
-	// Then the managed /etc/hosts, rewritten for every start (kubelet
-	// makeMounts), and the instance's termination message file (kuberuntime
-	// makeMounts; like the kubelet, a file that cannot be made is skipped).
-	hosts, err := p.hostsMount(c, p.ips[sandboxID])
-	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	if hosts != nil {
-		cfg.Mounts = append(cfg.Mounts, hosts)
-	}
-	if term, err := p.terminationMount(c); err != nil {
-		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
-	} else if term != nil {
-		cfg.Mounts = append(cfg.Mounts, term)
+		return false, time.Time{}, err
 	}
 	hookCtx := ctx // a signal may cut the postStart hook
 	// As for the sandbox, a signal must not cut create or start midway.
@@ -463,6 +411,80 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	// killed, to be restarted by its restart policy (hooks.go).
 	p.postStart(hookCtx, id, c)
 	return true, time.Time{}, nil
+}
+
+// restartBackOff is the kubelet's doBackOff for a container whose newest
+// instance prev exited: while the back-off from its exit runs, the
+// container waits in CrashLoopBackOff until the returned time; past it,
+// the next restart's back-off is recorded.
+func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until time.Time, in bool) {
+	if prev == nil || prev.State != stateExited {
+		return time.Time{}, false
+	}
+	now := p.r.now()
+	if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
+		if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
+			p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
+		return until, true
+	}
+	p.backoff.next(c.Name, prev.FinishedAt, now)
+	return time.Time{}, false
+}
+
+// makeContainerConfig is the CRI config of the container's instance
+// restartCount from image ref, with its mounts. What fails is a
+// CreateContainerConfigError, recorded as the container's waiting reason.
+func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v1.Container, ref string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+	var cfg *runtimeapi.ContainerConfig
+	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
+	img, err := p.imageStatus(ctx, ref)
+	if err != nil {
+		err = &configError{err.Error()}
+	} else {
+		cfg, err = containerConfig(containerInput{
+			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
+			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
+			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+			UsernsBase: p.r.userns[p.uid],
+		})
+	}
+	if err != nil {
+		// A config error ends the run (exit 125); the status shows the
+		// reason and the kubelet's message.
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		p.event("Failed", "Error: %v", err)
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	// The kubelet's makeMounts, after the environment (for subPathExpr):
+	// the volume mounts come first.
+	mounts, err := p.containerMounts(c, cfg.Envs)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	cfg.Mounts = append(mounts, cfg.Mounts...)
+	// Then the managed /etc/hosts, rewritten for every start (kubelet
+	// makeMounts), and the instance's termination message file (kuberuntime
+	// makeMounts; like the kubelet, a file that cannot be made is skipped).
+	hosts, err := p.hostsMount(c, p.ips[sandboxID])
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	if hosts != nil {
+		cfg.Mounts = append(cfg.Mounts, hosts)
+	}
+	if term, err := p.terminationMount(c); err != nil {
+		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
+	} else if term != nil {
+		cfg.Mounts = append(cfg.Mounts, term)
+	}
+	return cfg, nil
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least
