@@ -5,13 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/cri"
@@ -22,33 +19,12 @@ import (
 
 const cgTestUID = "1234-abcd"
 
-// cgPod is a pod with one container per resource spec ("cpu-req/cpu-lim/mem-req/mem-lim",
-// "-" for none).
-func cgPod(specs ...string) *v1.Pod {
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: cgTestUID}}
-	for i, s := range specs {
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: "c" + string(rune('0'+i)), Resources: cgResources(s)})
-	}
-	return pod
-}
+// cgPod is a pod of UID cgTestUID with one container per resource spec
+// (cgroupstest.Pod).
+func cgPod(specs ...string) *v1.Pod { return cgroupstest.Pod(cgTestUID, specs...) }
 
-func cgResources(spec string) v1.ResourceRequirements {
-	f := strings.Split(spec, "/")
-	r := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
-	set := func(l v1.ResourceList, name v1.ResourceName, v string) {
-		if v != "-" {
-			l[name] = resource.MustParse(v)
-		}
-	}
-	set(r.Requests, v1.ResourceCPU, f[0])
-	set(r.Limits, v1.ResourceCPU, f[1])
-	set(r.Requests, v1.ResourceMemory, f[2])
-	set(r.Limits, v1.ResourceMemory, f[3])
-	return r
-}
+func cgResources(spec string) v1.ResourceRequirements { return cgroupstest.Resources(spec) }
 
-// fakeCgroups is a cgroups.System on a fake cgroup filesystem and that
-// filesystem's root.
 func fakeCgroups(t *testing.T, v2, useSystemd bool) (cgroups.System, string) {
 	fake, root := cgroupstest.FakeFS(t, v2, useSystemd)
 	return cgroups.System{NewManager: fake.NewManager, Rmdir: fake.Rmdir, Unified: fake.Unified}, root
@@ -56,14 +32,7 @@ func fakeCgroups(t *testing.T, v2, useSystemd bool) (cgroups.System, string) {
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
-func readCgroupFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	return strings.TrimSpace(string(b))
-}
+func readCgroupFile(t *testing.T, path string) string { return cgroupstest.ReadFile(t, path) }
 
 // cgFacts are the facts of the cgroup runs: containerd with cgroupfs.
 func cgFacts() Facts { return Facts{RuntimeName: "containerd", CgroupDriver: cgroups.DriverCgroupfs} }

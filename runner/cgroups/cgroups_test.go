@@ -9,37 +9,17 @@ import (
 	"github.com/opencontainers/cgroups"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/runner/cgroups/cgroupstest"
 )
 
 const cgTestUID = "1234-abcd"
 
-// cgPod is a pod with one container per resource spec ("cpu-req/cpu-lim/mem-req/mem-lim",
-// "-" for none).
-func cgPod(specs ...string) *v1.Pod {
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: cgTestUID}}
-	for i, s := range specs {
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: "c" + string(rune('0'+i)), Resources: cgResources(s)})
-	}
-	return pod
-}
+// cgPod is a pod of UID cgTestUID with one container per resource spec
+// (cgroupstest.Pod).
+func cgPod(specs ...string) *v1.Pod { return cgroupstest.Pod(cgTestUID, specs...) }
 
-func cgResources(spec string) v1.ResourceRequirements {
-	f := strings.Split(spec, "/")
-	r := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
-	set := func(l v1.ResourceList, name v1.ResourceName, v string) {
-		if v != "-" {
-			l[name] = resource.MustParse(v)
-		}
-	}
-	set(r.Requests, v1.ResourceCPU, f[0])
-	set(r.Limits, v1.ResourceCPU, f[1])
-	set(r.Requests, v1.ResourceMemory, f[2])
-	set(r.Limits, v1.ResourceMemory, f[3])
-	return r
-}
+func cgResources(spec string) v1.ResourceRequirements { return cgroupstest.Resources(spec) }
 
 func u64(v uint64) *uint64 { return &v }
 func i64(v int64) *int64   { return &v }
@@ -247,14 +227,7 @@ func TestCgroupQOSResources(t *testing.T) {
 	}
 }
 
-func readCgroupFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	return strings.TrimSpace(string(b))
-}
+func readCgroupFile(t *testing.T, path string) string { return cgroupstest.ReadFile(t, path) }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 

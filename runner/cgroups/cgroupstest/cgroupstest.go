@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/opencontainers/cgroups"
@@ -15,6 +16,10 @@ import (
 	"github.com/opencontainers/cgroups/fs2"
 	"github.com/opencontainers/cgroups/systemd"
 	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FakeFS points the cgroup library at a temp dir laid out like
@@ -113,4 +118,42 @@ type FS struct {
 func hasChildCgroup(dir string) bool {
 	entries, _ := os.ReadDir(dir) // none when it is gone
 	return slices.ContainsFunc(entries, iofs.DirEntry.IsDir)
+}
+
+// Pod is a pod with one container per resource spec ("cpu-req/cpu-lim/mem-req/mem-lim",
+// "-" for none).
+func Pod(uid string, specs ...string) *v1.Pod {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: types.UID(uid)}}
+	for i, s := range specs {
+		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: "c" + string(rune('0'+i)), Resources: Resources(s)})
+	}
+	return pod
+}
+
+// Resources is the requirements of a spec "cpu-req/cpu-lim/mem-req/mem-lim"
+// ("-" for none).
+func Resources(spec string) v1.ResourceRequirements {
+	f := strings.Split(spec, "/")
+	r := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
+	set := func(l v1.ResourceList, name v1.ResourceName, v string) {
+		if v != "-" {
+			l[name] = resource.MustParse(v)
+		}
+	}
+	set(r.Requests, v1.ResourceCPU, f[0])
+	set(r.Limits, v1.ResourceCPU, f[1])
+	set(r.Requests, v1.ResourceMemory, f[2])
+	set(r.Limits, v1.ResourceMemory, f[3])
+	return r
+}
+
+// ReadFile is a cgroup file's content, trimmed; it fails the test if it
+// cannot be read.
+func ReadFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(b))
 }
