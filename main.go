@@ -3,22 +3,20 @@
 //
 //	podrun -f pod.yaml
 //
-// main.go only wires the command line; the work is in sources (manifests),
-// cri (the runtime client) and runner (the pipeline).
+// main.go wires the command line (urfave/cli, as crictl) and config.go
+// resolves `podrun run`'s flags once into a checked runConfig; the work is
+// in sources (manifests), cri (the runtime client) and runner (the
+// pipeline). docs/architecture.md says which package does what.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -35,6 +33,8 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/sources"
 )
 
@@ -125,7 +125,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
-		&cli.StringFlag{Name: "cgroup-root", Value: runner.DefaultCgroupRoot,
+		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot,
 			Usage: "cgroup under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
 		&cli.StringFlag{Name: "cgroup-driver",
 			Usage: "cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
@@ -237,127 +237,63 @@ func signals() (ctx context.Context, force <-chan struct{}, code func() int, sto
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	if c.NArg() > 0 {
-		return podrunError(fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", c.Args().First()))
-	}
-	specs := strs(c, "filename")
-	if len(specs) == 0 {
-		return podrunError(errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)"))
-	}
-	wait, err := runner.ParseWaitMode(str(c, "wait"))
+	cfg, err := newRunConfig(runFlagsOf(c), os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
-	output := str(c, "output")
-	switch output {
-	case "text", "json", "yaml":
-	default:
-		return podrunError(fmt.Errorf("invalid --output %q: want text, json or yaml", output))
-	}
-	headers, err := parseHeaders(strs(c, "manifest-url-header"))
-	if err != nil {
-		return podrunError(err)
-	}
-	nodeName := strings.ToLower(str(c, "node-name"))
-	if nodeName == "" {
-		return podrunError(errors.New("--node-name is empty and the host name is unknown"))
-	}
-	node, err := nodeFromFlags(c, nodeName)
-	if err != nil {
-		return podrunError(err)
-	}
-
 	ctx, force, sigCode, stopSignals := signals()
 	defer stopSignals()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	set, err := sources.Load(ctx, specs, sources.Options{Stdin: stdin, HTTPHeaders: headers, NodeName: nodeName})
+	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, NodeName: cfg.NodeName})
 	if err != nil {
 		return interrupted(err, sigCode)
 	}
 	if len(set.Pods) == 0 {
-		return podrunError(fmt.Errorf("no pod in %s", strings.Join(specs, ", ")))
-	}
-	pods := make([]*v1.Pod, len(set.Pods))
-	needNetwork := false
-	for i, p := range set.Pods {
-		pods[i] = p.Pod
-		needNetwork = needNetwork || !p.Spec.HostNetwork
+		return podrunError(fmt.Errorf("no pod in %s", strings.Join(cfg.Sources, ", ")))
 	}
 
-	// 2. Connect to the runtime and check it is ready.
-	rt, err := dial(ctx, str(c, "runtime-endpoint"))
+	// 2. Connect to the runtime and learn the node and the runtime.
+	rt, err := dial(ctx, cfg.Endpoint)
 	if err != nil {
 		return interrupted(err, sigCode)
 	}
 	defer rt.Close()
-	ver := rt.DialVersion()
-	// One Status answers both readiness and, verbose, where the runtime's
-	// CNI configuration is.
-	status, err := rt.ReadyStatus(ctx, needNetwork, needNetwork)
+	pods := setPods(set)
+	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
 	if err != nil {
 		return interrupted(err, sigCode)
-	}
-	driver, err := cgroupDriver(ctx, rt, str(c, "cgroup-driver"))
-	if err != nil {
-		return interrupted(err, sigCode)
-	}
-	if needNetwork {
-		flags := cni.Flags{ConfDir: str(c, "cni-conf-dir"), BinDirs: cni.SplitBinDirs(str(c, "cni-bin-dir")),
-			StateFile: filepath.Join(str(c, "root-dir"), "cni-validated")}
-		if err := cni.CheckPodNetworkStatus(ctx, status, flags); err != nil {
-			return interrupted(err, sigCode)
-		}
 	}
 
 	// 3. Run.
-	var progress io.Writer = stderr
-	if boolean(c, "quiet") {
-		progress = nil
-	}
-	ctrOut := stdout
-	if output != "text" {
-		ctrOut = stderr
-	}
-	res, err := runner.Run(ctx, rt, pods, runner.Options{
-		RootDir:       str(c, "root-dir"),
-		PodLogsDir:    str(c, "pod-logs-dir"),
-		NodeName:      nodeName,
-		HostIP:        hostIP(),
-		Node:          node,
-		Wait:          wait,
-		Timeout:       duration(c, "timeout"),
-		Detach:        boolean(c, "detach"),
-		Stdout:        ctrOut,
-		Stderr:        stderr,
-		Progress:      progress,
-		RuntimeName:   ver.RuntimeName,
-		ClusterDNS:    strs(c, "cluster-dns"),
-		ClusterDomain: str(c, "cluster-domain"),
-		Force:         force,
-		ConfigMaps:    configMaps(set),
-		Secrets:       secrets(set),
-
-		ImageCredentialsFile: str(c, "image-credentials"),
-		CgroupRoot:           str(c, "cgroup-root"),
-		CgroupDriver:         driver,
-		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
-	})
+	opts := cfg.runOptions(set, force, stdout, stderr)
+	res, err := runner.Run(ctx, rt, facts, pods, opts)
 	if err != nil {
-		// Rejected pods print as the kubelet reports them: Failed, with the reason.
-		var rejected *runner.AdmissionError
-		if errors.As(err, &rejected) && res != nil && output != "text" {
-			if perr := printPods(stdout, output, res.Pods); perr != nil {
-				return podrunError(errors.Join(err, perr))
-			}
-		}
-		return interrupted(err, sigCode)
+		return runFailed(err, res, cfg.Output, stdout, sigCode)
 	}
 
 	// 4. Report.
+	return report(res, cfg.Output, opts.Progress, stdout, sigCode())
+}
+
+// runFailed is the error of a run that could not run its pods. Rejected
+// pods print as the kubelet reports them: Failed, with the reason.
+func runFailed(err error, res *runner.Result, output string, stdout io.Writer, sigCode func() int) error {
+	var rejected *admission.Error
+	if errors.As(err, &rejected) && res != nil && output != "text" {
+		if perr := printPods(stdout, output, res.Pods); perr != nil {
+			return podrunError(errors.Join(err, perr))
+		}
+	}
+	return interrupted(err, sigCode)
+}
+
+// report prints each pod's outcome and, with -o json or yaml, the final
+// pods, and returns podrun's exit status.
+func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.OutcomeString(), p.Status.Phase)
+			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.Outcome, p.Status.Phase)
 		}
 	}
 	if output != "text" {
@@ -365,7 +301,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 			return podrunError(err)
 		}
 	}
-	code := res.ExitCode(sigCode())
+	code := res.ExitCode(sigCode)
 	if code == 0 {
 		return nil
 	}
@@ -381,84 +317,11 @@ func interrupted(err error, sigCode func() int) error {
 	return podrunError(err)
 }
 
-// nodeFromFlags builds the node pods are admitted against: this machine,
-// less --system-reserved, with --node-labels and --allowed-unsafe-sysctls.
-func nodeFromFlags(c *cli.Context, nodeName string) (runner.NodeInfo, error) {
-	reserved, err := runner.ParseSystemReserved(strs(c, "system-reserved"))
-	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --system-reserved: %w", err)
-	}
-	labels, err := runner.ParseNodeLabels(strs(c, "node-labels"))
-	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --node-labels: %w", err)
-	}
-	sysctls, err := runner.ParseAllowedUnsafeSysctls(strs(c, "allowed-unsafe-sysctls"))
-	if err != nil {
-		return runner.NodeInfo{}, fmt.Errorf("invalid --allowed-unsafe-sysctls: %w", err)
-	}
-	return runner.NodeFromHost(runner.HostOptions{
-		NodeName: nodeName, RootDir: str(c, "root-dir"),
-		SystemReserved: reserved, Labels: labels, AllowedUnsafeSysctls: sysctls,
-	})
-}
-
-func configMaps(set *sources.Set) []*v1.ConfigMap {
-	out := make([]*v1.ConfigMap, len(set.ConfigMaps))
-	for i, cm := range set.ConfigMaps {
-		out[i] = cm.ConfigMap
-	}
-	return out
-}
-
-func secrets(set *sources.Set) []*v1.Secret {
-	out := make([]*v1.Secret, len(set.Secrets))
-	for i, s := range set.Secrets {
-		out[i] = s.Secret
-	}
-	return out
-}
-
-// cgroupDriver is --cgroup-driver, or else the driver the runtime reports
-// (CRI RuntimeConfig, as the kubelet asks it), or else cgroupfs.
-func cgroupDriver(ctx context.Context, rt *cri.Client, flag string) (string, error) {
-	switch flag {
-	case runner.CgroupDriverCgroupfs, runner.CgroupDriverSystemd:
-		return flag, nil
-	case "":
-	default:
-		return "", fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", flag)
-	}
-	d, err := rt.CgroupDriver(ctx)
-	switch {
-	case errors.Is(err, cri.ErrUnimplemented):
-		return runner.CgroupDriverCgroupfs, nil
-	case err != nil:
-		return "", err
-	case d == "":
-		return runner.CgroupDriverCgroupfs, nil
-	}
-	return d, nil
-}
-
 func dial(ctx context.Context, endpoint string) (*cri.Client, error) {
 	if endpoint != "" {
 		return cri.Dial(ctx, endpoint)
 	}
 	return cri.DialFirst(ctx, cri.DefaultEndpoints)
-}
-
-// parseHeaders parses repeatable 'Name:value' flags; values of one name are
-// added in order, as the kubelet's --manifest-url-header does.
-func parseHeaders(vals []string) (http.Header, error) {
-	h := http.Header{}
-	for _, v := range vals {
-		name, value, ok := strings.Cut(v, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("invalid --manifest-url-header %q: want 'Name:value'", v)
-		}
-		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	}
-	return h, nil
 }
 
 // printPods prints the final pods as a v1.Pod, or a v1.List for several.
@@ -480,6 +343,12 @@ func printPods(w io.Writer, format string, results []runner.PodResult) error {
 		}
 		obj = list
 	}
+	return writeObject(w, format, obj)
+}
+
+// writeObject prints obj as indented JSON, or as YAML for format "yaml":
+// the one serializer of -o json|yaml.
+func writeObject(w io.Writer, format string, obj any) error {
 	b, err := json.MarshalIndent(obj, "", "    ")
 	if err != nil {
 		return err
@@ -495,57 +364,20 @@ func printPods(w io.Writer, format string, results []runner.PodResult) error {
 	return err
 }
 
-// hostIP is the node's address for status.hostIP: the first IPv4 address
-// of the interface that carries the default route, if any.
-func hostIP() string {
-	f, err := os.Open("/proc/net/route")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 2 && fields[1] == "00000000" {
-			ifc, err := net.InterfaceByName(fields[0])
-			if err != nil {
-				return ""
-			}
-			addrs, _ := ifc.Addrs()
-			for _, a := range addrs {
-				if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
-					return ipn.IP.String()
-				}
-			}
-		}
-	}
-	return ""
-}
-
 func psAction(c *cli.Context, stdout io.Writer) error {
-	ctx, _, _, stop := signals()
-	defer stop()
-	rt, err := dial(ctx, str(c, "runtime-endpoint"))
+	var pods []runner.PodInfo
+	err := withRuntime(c, func(ctx context.Context, rt *cri.Client) (err error) {
+		pods, err = runner.List(ctx, rt)
+		return err
+	})
 	if err != nil {
-		return podrunError(err)
-	}
-	defer rt.Close()
-	pods, err := runner.List(ctx, rt)
-	if err != nil {
-		return podrunError(err)
+		return err
 	}
 	switch str(c, "output") {
 	case "json", "yaml":
-		b, err := json.MarshalIndent(pods, "", "    ")
-		if err != nil {
+		if err := writeObject(stdout, str(c, "output"), pods); err != nil {
 			return podrunError(err)
 		}
-		if str(c, "output") == "yaml" {
-			b, _ = yaml.JSONToYAML(b)
-		} else {
-			b = append(b, '\n')
-		}
-		stdout.Write(b)
 	case "table":
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAMESPACE\tNAME\tUID\tSTATE\tATTEMPT\tOWNER\tAGE")
@@ -571,6 +403,19 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 	if c.NArg() == 0 && !boolean(c, "all") {
 		return podrunError(errors.New("name the pods to tear down (NAME, NAMESPACE/NAME or UID) or use --all"))
 	}
+	progress := func(format string, args ...any) {
+		if !boolean(c, "quiet") {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		}
+	}
+	return withRuntime(c, func(ctx context.Context, rt *cri.Client) error {
+		return runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress)
+	})
+}
+
+// withRuntime dials the runtime the command's flags name and runs f with
+// it, under a context a signal cancels; f's errors exit 125.
+func withRuntime(c *cli.Context, f func(ctx context.Context, rt *cri.Client) error) error {
 	ctx, _, _, stop := signals()
 	defer stop()
 	rt, err := dial(ctx, str(c, "runtime-endpoint"))
@@ -578,12 +423,7 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 		return podrunError(err)
 	}
 	defer rt.Close()
-	progress := func(format string, args ...any) {
-		if !boolean(c, "quiet") {
-			fmt.Fprintf(stderr, format+"\n", args...)
-		}
-	}
-	if err := runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress); err != nil {
+	if err := f(ctx, rt); err != nil {
 		return podrunError(err)
 	}
 	return nil

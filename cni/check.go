@@ -14,7 +14,7 @@ import (
 
 // confExtensions are the files containerd's go-cni (and CRI-O's ocicni)
 // load from the conf dir.
-var confExtensions = []string{".conf", ".conflist", ".json"}
+func confExtensions() []string { return []string{".conf", ".conflist", ".json"} }
 
 // validateTimeout bounds running every plugin with CNI_COMMAND=VERSION.
 // Plugins answer at once; one that hangs must not hang the run.
@@ -53,7 +53,7 @@ func Check(ctx context.Context, d Dirs) error { return check(ctx, d, "") }
 // check is Check, skipping the plugin runs when stateFile records a
 // successful validation of exactly this configuration and these binaries.
 func check(ctx context.Context, d Dirs, stateFile string) error {
-	files, err := libcni.ConfFiles(d.ConfDir, confExtensions)
+	files, err := libcni.ConfFiles(d.ConfDir, confExtensions())
 	if err != nil {
 		return &NotReadyError{Dirs: d, Err: err}
 	}

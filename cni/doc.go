@@ -1,5 +1,8 @@
 // Package cni checks the node's pod network before podrun creates any
 // sandbox, and writes a default network configuration for a fresh node.
+// It reads the network the way containerd's CRI plugin loads it (go-cni
+// over libcni, the directories of its verbose CRI Status), where the
+// kubelet only sees the runtime's NetworkReady condition.
 //
 // podrun never runs CNI plugins itself: the runtime does, when it creates a
 // sandbox. What podrun does is the pre-flight a kubelet gets from the

@@ -28,14 +28,14 @@ const (
 // initVersions are the cniVersions init may write, newest first: the
 // newest every plugin speaks. Not 1.1.0: runtimes built on libcni before
 // v1.2 (containerd 1.6, for one) read config versions up to 1.0.0.
-var initVersions = []string{"1.0.0", "0.4.0", "0.3.1"}
+func initVersions() []string { return []string{"1.0.0", "0.4.0", "0.3.1"} }
 
 // initPlugins are the plugins the written config runs (bridge with
 // host-local IPAM, then portmap for hostPorts), and loopback: not in the
 // list, because the runtime brings up each pod's lo itself (containerd
 // runs the loopback plugin from its plugin dirs, or does it internally), but
 // containerd 1.x cannot create a pod without it.
-var initPlugins = []string{"bridge", "host-local", "portmap", "loopback"}
+func initPlugins() []string { return []string{"bridge", "host-local", "portmap", "loopback"} }
 
 // InitOptions are `podrun cni init`'s flags.
 type InitOptions struct {
@@ -68,7 +68,7 @@ func Init(ctx context.Context, o InitOptions) (path, shadowedBy string, err erro
 	cfg := libcni.NewCNIConfig(o.BinDirs, nil)
 	supported := map[string][]string{}
 	var missing []string
-	for _, p := range initPlugins {
+	for _, p := range initPlugins() {
 		if _, err := invoke.FindInPath(p, o.BinDirs); err != nil {
 			missing = append(missing, p)
 			continue
@@ -102,7 +102,7 @@ func Init(ctx context.Context, o InitOptions) (path, shadowedBy string, err erro
 	if err := writeNew(path, content); err != nil {
 		return "", "", err
 	}
-	files, _ := libcni.ConfFiles(o.ConfDir, confExtensions)
+	files, _ := libcni.ConfFiles(o.ConfDir, confExtensions())
 	if first := pickConfFile(files); first != path {
 		shadowedBy = first
 	}
@@ -132,7 +132,7 @@ func checkBridgeName(s string) error {
 // pickVersion returns the newest of initVersions that every plugin
 // supports.
 func pickVersion(supported map[string][]string) (string, error) {
-	for _, v := range initVersions {
+	for _, v := range initVersions() {
 		all := true
 		for _, vs := range supported {
 			all = all && slices.Contains(vs, v)
@@ -147,7 +147,7 @@ func pickVersion(supported map[string][]string) (string, error) {
 	}
 	slices.Sort(names)
 	return "", fmt.Errorf("the CNI plugins speak no common config version of %s (%s)",
-		strings.Join(initVersions, ", "), strings.Join(names, "; "))
+		strings.Join(initVersions(), ", "), strings.Join(names, "; "))
 }
 
 // initConfList is the default network: a bridge (the pods' gateway,

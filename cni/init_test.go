@@ -127,7 +127,7 @@ func TestInitFlagsChecked(t *testing.T) {
 func TestInit(t *testing.T) {
 	tmp := t.TempDir()
 	conf, bin := filepath.Join(tmp, "net.d"), filepath.Join(tmp, "bin")
-	for _, p := range initPlugins {
+	for _, p := range initPlugins() {
 		fakePlugin(t, bin, p, allVersions)
 	}
 	o := InitOptions{ConfDir: conf, BinDirs: []string{bin}, Subnet: "10.99.0.0/16", Bridge: "podrun9"}
@@ -188,7 +188,7 @@ func TestInitMissingPlugins(t *testing.T) {
 func TestInitShadowed(t *testing.T) {
 	tmp := t.TempDir()
 	conf, bin := filepath.Join(tmp, "net.d"), filepath.Join(tmp, "bin")
-	for _, p := range initPlugins {
+	for _, p := range initPlugins() {
 		fakePlugin(t, bin, p, allVersions)
 	}
 	writeFile(t, conf, "05-other.conflist", bridgePortmap)

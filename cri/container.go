@@ -11,13 +11,11 @@ import (
 // CreateContainer creates a container in a sandbox and returns its ID.
 // sandboxCfg is the config the sandbox was run with.
 func (c *Client) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+	resp, err := call(c, ctx, 0, c.runtime.CreateContainer, &runtimeapi.CreateContainerRequest{
 		PodSandboxId:  sandboxID,
 		Config:        cfg,
 		SandboxConfig: sandboxCfg,
-	}, waitForReady)
+	})
 	if err != nil {
 		return "", wrap(err, "creating container %q in pod sandbox %q", cfg.GetMetadata().GetName(), sandboxID)
 	}
@@ -29,9 +27,7 @@ func (c *Client) CreateContainer(ctx context.Context, sandboxID string, cfg *run
 
 // StartContainer starts a created container.
 func (c *Client) StartContainer(ctx context.Context, id string) error {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	if _, err := c.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}, waitForReady); err != nil {
+	if _, err := call(c, ctx, 0, c.runtime.StartContainer, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		return wrap(err, "starting container %q", id)
 	}
 	return nil
@@ -42,32 +38,21 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 // the grace period on top of the per-call timeout. A container that does not
 // exist counts as stopped.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) error {
-	ctx, cancel := c.callCtx(ctx, time.Duration(max(timeout, 0))*time.Second)
-	defer cancel()
-	_, err := c.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout}, waitForReady)
-	if err != nil && !IsNotFound(err) {
-		return wrap(err, "stopping container %q", id)
-	}
-	return nil
+	_, err := call(c, ctx, time.Duration(max(timeout, 0))*time.Second, c.runtime.StopContainer,
+		&runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
+	return done(err, "stopping container %q", id)
 }
 
 // RemoveContainer removes a container, killing it first if it runs. A
 // container that does not exist counts as removed.
 func (c *Client) RemoveContainer(ctx context.Context, id string) error {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	_, err := c.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}, waitForReady)
-	if err != nil && !IsNotFound(err) {
-		return wrap(err, "removing container %q", id)
-	}
-	return nil
+	_, err := call(c, ctx, 0, c.runtime.RemoveContainer, &runtimeapi.RemoveContainerRequest{ContainerId: id})
+	return done(err, "removing container %q", id)
 }
 
 // ListContainers lists the containers that match filter (nil: all).
 func (c *Client) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter}, waitForReady)
+	resp, err := call(c, ctx, 0, c.runtime.ListContainers, &runtimeapi.ListContainersRequest{Filter: filter})
 	if err != nil {
 		return nil, wrap(err, "listing containers")
 	}
@@ -77,9 +62,7 @@ func (c *Client) ListContainers(ctx context.Context, filter *runtimeapi.Containe
 // ContainerStatus returns the container's status. A missing container is an
 // error (IsNotFound).
 func (c *Client) ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}, waitForReady)
+	resp, err := call(c, ctx, 0, c.runtime.ContainerStatus, &runtimeapi.ContainerStatusRequest{ContainerId: id})
 	if err != nil {
 		return nil, wrap(err, "getting status of container %q", id)
 	}
@@ -103,7 +86,7 @@ func (c *Client) ExecSync(ctx context.Context, id string, cmd []string, timeout 
 		ctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	resp, err := c.runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: secs}, waitForReady)
+	resp, err := c.runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: secs}, waitForReady())
 	if err != nil {
 		return nil, nil, 0, wrap(err, "executing %q in container %q", cmd, id)
 	}

@@ -249,4 +249,13 @@ const serviceConfig = `{"methodConfig": [{
 
 // waitForReady makes an RPC wait, within its deadline, for a connection
 // that is down (the runtime restarting) instead of failing at once.
-var waitForReady = grpc.WaitForReady(true)
+func waitForReady() grpc.CallOption { return grpc.WaitForReady(true) }
+
+// call makes one RPC under the Client's per-call timeout plus extra
+// (callCtx), waiting for a connection that is down (waitForReady).
+func call[Req, Resp any](c *Client, ctx context.Context, extra time.Duration,
+	rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	ctx, cancel := c.callCtx(ctx, extra)
+	defer cancel()
+	return rpc(ctx, req, waitForReady())
+}

@@ -1,6 +1,8 @@
 // Package cri is podrun's client for a node's container runtime, spoken to
 // over the CRI v1 gRPC API on a unix socket (containerd, CRI-O,
-// cri-dockerd). It is the only way podrun talks to the runtime.
+// cri-dockerd). It is the only way podrun talks to the runtime. It
+// follows the kubelet's remote runtime client (k8s.io/cri-client,
+// pkg/kubelet/cri/remote) and crictl's connection handling.
 //
 // A Client wraps one gRPC connection. Every call runs under its own timeout
 // derived from the caller's context (CallTimeout; PullImage and event

@@ -68,6 +68,15 @@ func wrap(err error, format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
+// done is the error of a stop or remove call: "not found" counts as done,
+// anything else is wrapped.
+func done(err error, format string, args ...any) error {
+	if err != nil && !IsNotFound(err) {
+		return wrap(err, format, args...)
+	}
+	return nil
+}
+
 // unimplementedError is an Unimplemented gRPC error that also matches
 // ErrUnimplemented, without changing its text.
 type unimplementedError struct{ err error }

@@ -44,7 +44,7 @@ func (s *EventStream) Err() error {
 // per-call timeout applies: the stream lives as long as ctx.
 func (c *Client) GetContainerEvents(ctx context.Context) (*EventStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := c.runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{}, waitForReady)
+	stream, err := c.runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{}, waitForReady())
 	if err != nil {
 		cancel()
 		return nil, wrap(err, "getting container events")

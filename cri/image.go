@@ -9,9 +9,7 @@ import (
 // ImageStatus returns the image named image (a reference or an ID) as the
 // runtime has it, or nil and no error when the runtime does not have it.
 func (c *Client) ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}}, waitForReady)
+	resp, err := call(c, ctx, 0, c.images.ImageStatus, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
 	if err != nil {
 		if IsNotFound(err) {
 			return nil, nil
@@ -30,7 +28,7 @@ func (c *Client) PullImage(ctx context.Context, image string, auth *runtimeapi.A
 		Image:         &runtimeapi.ImageSpec{Image: image},
 		Auth:          auth,
 		SandboxConfig: sandboxCfg,
-	}, waitForReady)
+	}, waitForReady())
 	if err != nil {
 		return "", wrap(err, "pulling image %q", image)
 	}
@@ -40,11 +38,6 @@ func (c *Client) PullImage(ctx context.Context, image string, auth *runtimeapi.A
 // RemoveImage removes image (a reference or an ID) from the runtime; an
 // image the runtime does not have counts as removed.
 func (c *Client) RemoveImage(ctx context.Context, image string) error {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	_, err := c.images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: image}}, waitForReady)
-	if err != nil && !IsNotFound(err) {
-		return wrap(err, "removing image %q", image)
-	}
-	return nil
+	_, err := call(c, ctx, 0, c.images.RemoveImage, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+	return done(err, "removing image %q", image)
 }

@@ -10,9 +10,7 @@ import (
 // Version returns the runtime's name and version and the CRI version it
 // speaks.
 func (c *Client) Version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	v, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion}, waitForReady)
+	v, err := call(c, ctx, 0, c.runtime.Version, &runtimeapi.VersionRequest{Version: apiVersion})
 	if err != nil {
 		return nil, wrap(err, "getting runtime version")
 	}
@@ -22,9 +20,7 @@ func (c *Client) Version(ctx context.Context) (*runtimeapi.VersionResponse, erro
 // Status returns the runtime's conditions. verbose asks for the Info map
 // too (containerd puts its CNI and runtime configuration there).
 func (c *Client) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose}, waitForReady)
+	st, err := call(c, ctx, 0, c.runtime.Status, &runtimeapi.StatusRequest{Verbose: verbose})
 	if err != nil {
 		return nil, wrap(err, "getting runtime status")
 	}
@@ -95,9 +91,7 @@ func checkConditions(st *runtimeapi.RuntimeStatus, needNetwork bool) error {
 // "cgroupfs". A runtime that does not implement the call gives an error
 // matching ErrUnimplemented; one that answers without a Linux config gives "".
 func (c *Client) CgroupDriver(ctx context.Context) (string, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{}, waitForReady)
+	resp, err := call(c, ctx, 0, c.runtime.RuntimeConfig, &runtimeapi.RuntimeConfigRequest{})
 	if err != nil {
 		return "", wrap(err, "getting runtime config")
 	}

@@ -10,12 +10,10 @@ import (
 // RunPodSandbox creates and starts a pod sandbox and returns its ID.
 // runtimeHandler selects a RuntimeClass handler; "" is the runtime's default.
 func (c *Client) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{
+	resp, err := call(c, ctx, 0, c.runtime.RunPodSandbox, &runtimeapi.RunPodSandboxRequest{
 		Config:         cfg,
 		RuntimeHandler: runtimeHandler,
-	}, waitForReady)
+	})
 	if err != nil {
 		return "", wrap(err, "running pod sandbox %s", sandboxName(cfg))
 	}
@@ -28,33 +26,21 @@ func (c *Client) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 // StopPodSandbox stops the sandbox's containers and releases its network.
 // A sandbox that does not exist counts as stopped.
 func (c *Client) StopPodSandbox(ctx context.Context, id string) error {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	_, err := c.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}, waitForReady)
-	if err != nil && !IsNotFound(err) {
-		return wrap(err, "stopping pod sandbox %q", id)
-	}
-	return nil
+	_, err := call(c, ctx, 0, c.runtime.StopPodSandbox, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id})
+	return done(err, "stopping pod sandbox %q", id)
 }
 
 // RemovePodSandbox removes the sandbox and its containers. A sandbox that
 // does not exist counts as removed.
 func (c *Client) RemovePodSandbox(ctx context.Context, id string) error {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	_, err := c.runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}, waitForReady)
-	if err != nil && !IsNotFound(err) {
-		return wrap(err, "removing pod sandbox %q", id)
-	}
-	return nil
+	_, err := call(c, ctx, 0, c.runtime.RemovePodSandbox, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
+	return done(err, "removing pod sandbox %q", id)
 }
 
 // PodSandboxStatus returns the sandbox's status; verbose asks for the
 // runtime's Info map too. A missing sandbox is an error (IsNotFound).
 func (c *Client) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose}, waitForReady)
+	resp, err := call(c, ctx, 0, c.runtime.PodSandboxStatus, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
 	if err != nil {
 		return nil, wrap(err, "getting status of pod sandbox %q", id)
 	}
@@ -66,9 +52,7 @@ func (c *Client) PodSandboxStatus(ctx context.Context, id string, verbose bool) 
 
 // ListPodSandbox lists the sandboxes that match filter (nil: all).
 func (c *Client) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	ctx, cancel := c.callCtx(ctx, 0)
-	defer cancel()
-	resp, err := c.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: filter}, waitForReady)
+	resp, err := call(c, ctx, 0, c.runtime.ListPodSandbox, &runtimeapi.ListPodSandboxRequest{Filter: filter})
 	if err != nil {
 		return nil, wrap(err, "listing pod sandboxes")
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/admission"
 )
 
 // TestAdmitRunRejectsBeforeCreating runs two pods, one asking for more cpu
@@ -17,7 +18,7 @@ import (
 // reports the kubelet's status for the rejected pod.
 func TestAdmitRunRejectsBeforeCreating(t *testing.T) {
 	e := newEnv(t)
-	e.opts.Node = runner.NodeInfo{
+	e.facts.Node = admission.Node{
 		Name: "node1",
 		Allocatable: v1.ResourceList{
 			v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi"),
@@ -29,10 +30,10 @@ func TestAdmitRunRejectsBeforeCreating(t *testing.T) {
 	big.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}
 
 	e.srv.ResetCalls()
-	res, err := runner.Run(context.Background(), e.rt, []*v1.Pod{ok, big}, e.opts)
-	var ae *runner.AdmissionError
+	res, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{ok, big}, e.opts)
+	var ae *admission.Error
 	if !errors.As(err, &ae) {
-		t.Fatalf("Run: %v, want an *AdmissionError", err)
+		t.Fatalf("Run: %v, want an *admission.Error", err)
 	}
 	want := "pod default/big: Pod was rejected: Node didn't have enough resource: cpu, requested: 2000, used: 0, capacity: 1000 (reason OutOfcpu)"
 	if err.Error() != want {

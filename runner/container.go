@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/podresources"
+	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -63,7 +65,7 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 		return nil, err
 	}
 	sc.NamespaceOptions.UsernsOptions = usernsOptions(pod, in.UsernsBase)
-	res := containerResources(c)
+	res := cgroups.ContainerResources(c)
 	res.OomScoreAdj = oomScoreAdj(pod, c, in.MemoryCapacity)
 	envMap := map[string]string{}
 	for _, e := range env {
@@ -118,7 +120,7 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && isSidecar(ic) {
+		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && podresources.IsSidecar(ic) {
 			a[AnnotationSidecar] = strconv.Itoa(i)
 		}
 	}

@@ -2,13 +2,9 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/podrun/podrun/volumes"
-	"golang.org/x/sys/unix"
 )
 
 // ownerFile sits in every pod data dir and says which podrun owns it, so
@@ -81,33 +77,4 @@ func readOwnerRecord(dir string) (ownerRecord, error) {
 		return rec, err
 	}
 	return rec, json.Unmarshal(b, &rec)
-}
-
-// removeDirSafely unmounts everything mounted under dir, deepest first, and
-// then removes it. It never deletes through a mount: if a mount cannot be
-// undone the dir stays and the error says which.
-func removeDirSafely(dir string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	mounts, err := volumes.MountsUnder(dir)
-	if err != nil {
-		return err
-	}
-	for _, m := range mounts {
-		if err := unix.Unmount(m, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
-				return fmt.Errorf("unmounting %s: %w", m, err)
-			}
-		}
-	}
-	if left, err := volumes.MountsUnder(dir); err != nil {
-		return err
-	} else if len(left) > 0 {
-		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing %s: %w", dir, err)
-	}
-	return nil
 }

@@ -82,8 +82,8 @@ func TestReadOwnerRecordOfADirWithoutOne(t *testing.T) {
 }
 
 func TestRemoveDirSafelyOfAMissingDir(t *testing.T) {
-	if err := removeDirSafely(filepath.Join(t.TempDir(), "gone")); err != nil {
-		t.Errorf("removeDirSafely(missing) = %v, want nil", err)
+	if err := volumes.RemoveSafely(filepath.Join(t.TempDir(), "gone")); err != nil {
+		t.Errorf("volumes.RemoveSafely(missing) = %v, want nil", err)
 	}
 }
 
@@ -95,7 +95,7 @@ func TestRemoveDirSafelyRemovesAPlainTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a", "b", "f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := removeDirSafely(dir); err != nil {
+	if err := volumes.RemoveSafely(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -156,8 +156,8 @@ func TestRemoveDirSafelyUnmountsInsteadOfDeletingThroughAMount(t *testing.T) {
 		t.Fatalf("mountsUnder = %q, want %q (deepest first)", mounts, want)
 	}
 
-	if err := removeDirSafely(podDir); err != nil {
-		t.Fatalf("removeDirSafely: %v", err)
+	if err := volumes.RemoveSafely(podDir); err != nil {
+		t.Fatalf("RemoveSafely: %v", err)
 	}
 	if left, _ := volumes.MountsUnder(podDir); len(left) != 0 {
 		t.Errorf("still mounted: %q", left)

@@ -1,32 +1,54 @@
-// Package runner is podrun's pipeline: for every pod of a run it creates the
-// pod's data dir, runs the pod sandbox, pulls images, starts containers, and
-// then loops observe → decide → act until the wait condition holds or the pod
+// Package runner is podrun's pipeline, the kubelet's pod workers and
+// kuberuntime (pkg/kubelet/kuberuntime: computePodActions, SyncPod,
+// killPod) for the pods of one run: GatherFacts learns the node and the
+// runtime once; Run admits every pod, checks its volumes, reclaims what dead
+// podruns left, and for each pod makes its data dir, cgroup and volumes,
+// then loops observe → plan → act until the wait condition holds or the pod
 // fails, and finally tears everything down.
 //
-// Each stage lives in the file named after it. Decisions are pure functions
-// over explicit inputs, tested with tables:
+// Run order, and the file (or package) of each stage:
 //
-//	admit.go      admitPod: whether the node takes a pod (the kubelet's reasons)
-//	plan.go       computePodActions: what to create, start and kill next
-//	podstatus.go  podStatusFor: the v1.PodStatus the kubelet would report
-//	wait.go       waitOutcome: whether the wait condition holds
-//	sandbox.go    sandboxConfig: the CRI PodSandboxConfig of a pod
-//	container.go  containerConfig: the CRI ContainerConfig of a container
-//	env.go        containerEnv: a container's environment (envFrom, env, valueFrom)
-//	security.go   containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
-//	oomscore.go   oomScoreAdj: a container's oom_score_adj by QoS class
-//	hostname.go   podHostnames: hostname, domain and the sandbox's nodename
-//	etchosts.go   hostsFileContent: the kubelet-managed /etc/hosts
+//	facts.go       GatherFacts: node, readiness, CNI check, cgroup driver, handlers (one CRI Status)
+//	runner.go      Run: the run's order below, one goroutine per pod (runPod)
+//	admission      package runner/admission: whether the node takes each pod
+//	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
+//	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false
+//	reclaim.go     reclaim: what dead podruns left; checkNotRunning; List (podrun ps)
+//	datadirs.go    makePodDataDirs: the pod's data dir with its owner record
+//	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
+//	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps
+//	observe.go     observer: the runtime's view of the run (events, else polling)
+//	runtimestatus.go runtimeStatus: what the runtime says of a pod's sandboxes and containers
+//	podstatus.go   podStatusFor: the v1.PodStatus the kubelet would report
+//	plan.go        computePodActions: what to create, start and kill next
+//	sandbox.go     sandboxConfig: the CRI PodSandboxConfig of a pod
+//	dns.go         dnsConfigFor: the sandbox's resolv.conf
+//	hostname.go    podHostnames: hostname, domain and the sandbox's nodename
+//	image.go       pullDecision, ensureImage: whether and how to pull (credentials: package runner/credentials)
+//	container.go   containerConfig: the CRI ContainerConfig of a container
+//	env.go         containerEnv: a container's environment (envFrom, env, valueFrom)
+//	envfile.go     fileKeyRef values
+//	security.go    containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
+//	oomscore.go    oomScoreAdj: a container's oom_score_adj by QoS class
+//	etchosts.go    hostsFileContent: the kubelet-managed /etc/hosts
 //	termination.go lastLogText: the FallbackToLogsOnError message from a CRI log
-//	image.go      pullDecision: whether to pull an image
-//	pullsecrets.go authsFor: the registry credentials to try for an image
-//	exitcode.go   exitCode: podrun's exit status from the outcome
-//	probe.go      probeWorker: when to probe and what result to publish
-//	hooks.go      killGracePeriod: the grace period of a kill (preStop, postStart)
-//	down.go       stopTurns: the order `podrun down` stops a pod's containers in
+//	probe.go       probeWorker: when to probe and what result to publish
+//	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
+//	hooks.go       killContainer with preStop, postStart, runHandler
+//	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
+//	logs.go        the containers' output copied to podrun's stdout and stderr
+//	wait.go        waitOutcome: whether the wait condition holds
+//	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
+//	exitcode.go    exitCode: podrun's exit status from the outcomes
+//	down.go        Down and stopTurns: `podrun down`
+//	labels.go      the labels and annotations podrun puts on sandboxes; Owner
+//	runtime.go     Runtime: every CRI call the runner makes
 //
-// Effects are thin and sit next to the decision they carry out
-// (sync.go, teardown.go, datadirs.go, logs.go, reclaim.go, observe.go;
-// node.go reads the node admission checks against; volumes.go sets up the
-// pod's volumes with package volumes and mounts them into containers).
+// Decisions are pure functions over explicit inputs, tested with tables;
+// effects are thin and sit next to the decision they carry out. The leaf
+// stages the kubelet keeps outside kuberuntime are packages of their own
+// with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
+// (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level
+// resource arithmetic they share is package podresources. docs/architecture.md
+// draws the data flow.
 package runner

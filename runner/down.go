@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/runner/cgroups"
 )
 
 // `podrun down`: the stop of a pod whose podrun has returned (--detach),
@@ -148,6 +150,11 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 // stopped and removed, data and log dirs removed. With all, every podrun
 // pod; otherwise the named ones, each of which must exist.
 func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
+	return down(ctx, rt, cgroups.HostSystem(), args, all, progressf)
+}
+
+// down is Down with the host's cgroups reached through cgsys.
+func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, all bool, progressf func(string, ...any)) error {
 	sbs, err := listManaged(ctx, rt)
 	if err != nil {
 		return err
@@ -193,7 +200,7 @@ func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf fu
 	}
 	wg.Wait()
 	errs = append(errs, downErrs...)
-	if err := removeCgroups(chosen); err != nil {
+	if err := removeCgroups(cgsys, chosen); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -66,7 +66,7 @@ func TestDownRunsPreStopInKubeletOrder(t *testing.T) {
 	e.opts.Detach, e.opts.Wait = true, runner.WaitReady
 	res := e.run(t, context.Background(), pod)
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	var progress strings.Builder
 	var pmu sync.Mutex

@@ -39,7 +39,7 @@ type envInput struct {
 // The kubelet emits map order; podrun keeps the order of first definition,
 // so the same pod gives the same config.
 func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
-	pod, c := in.Pod, in.Container
+	c := in.Container
 	vals := map[string]string{}
 	var order []string
 	set := func(k, v string) {
@@ -50,29 +50,12 @@ func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
 	}
 
 	for _, ef := range c.EnvFrom {
-		switch {
-		case ef.ConfigMapRef != nil:
-			cm := in.Objects.ConfigMap(pod.Namespace, ef.ConfigMapRef.Name)
-			if cm == nil {
-				if isTrue(ef.ConfigMapRef.Optional) {
-					continue
-				}
-				return nil, &configError{fmt.Sprintf("configmaps %q not found", ef.ConfigMapRef.Name)}
-			}
-			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
-				set(ef.Prefix+k, cm.Data[k])
-			}
-		case ef.SecretRef != nil:
-			s := in.Objects.Secret(pod.Namespace, ef.SecretRef.Name)
-			if s == nil {
-				if isTrue(ef.SecretRef.Optional) {
-					continue
-				}
-				return nil, &configError{fmt.Sprintf("secrets %q not found", ef.SecretRef.Name)}
-			}
-			for _, k := range slices.Sorted(maps.Keys(s.Data)) {
-				set(ef.Prefix+k, string(s.Data[k]))
-			}
+		data, err := envFromData(in, ef)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			set(ef.Prefix+k, data[k])
 		}
 	}
 
@@ -102,6 +85,39 @@ func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
 	return out, nil
 }
 
+// envFromData is what an envFrom source sets, before its prefix: the run's
+// ConfigMap's data or Secret's; nothing for an optional one the run lacks.
+func envFromData(in envInput, ef v1.EnvFromSource) (map[string]string, error) {
+	ns := in.Pod.Namespace
+	switch {
+	case ef.ConfigMapRef != nil:
+		if cm := in.Objects.ConfigMap(ns, ef.ConfigMapRef.Name); cm != nil {
+			return cm.Data, nil
+		}
+		return nil, missingEnvFrom("configmaps", ef.ConfigMapRef.Name, ef.ConfigMapRef.Optional)
+	case ef.SecretRef != nil:
+		s := in.Objects.Secret(ns, ef.SecretRef.Name)
+		if s == nil {
+			return nil, missingEnvFrom("secrets", ef.SecretRef.Name, ef.SecretRef.Optional)
+		}
+		data := make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			data[k] = string(v)
+		}
+		return data, nil
+	}
+	return nil, nil
+}
+
+// missingEnvFrom is the error of an envFrom source the run lacks: none
+// when it is optional.
+func missingEnvFrom(resource, name string, optional *bool) error {
+	if isTrue(optional) {
+		return nil
+	}
+	return &configError{fmt.Sprintf("%s %q not found", resource, name)}
+}
+
 // envValueFrom resolves one valueFrom; skip means an optional ConfigMap,
 // Secret or key is missing and the variable is not set.
 func envValueFrom(in envInput, src *v1.EnvVarSource) (v string, skip bool, err error) {
@@ -124,41 +140,42 @@ func envValueFrom(in envInput, src *v1.EnvVarSource) (v string, skip bool, err e
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
 		cm := in.Objects.ConfigMap(pod.Namespace, ref.Name)
-		if cm == nil {
-			if isTrue(ref.Optional) {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("configmaps %q not found", ref.Name)
-		}
-		v, ok := cm.Data[ref.Key]
-		if !ok {
-			if isTrue(ref.Optional) {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, pod.Namespace, ref.Name)
-		}
-		return v, false, nil
+		return keyRefValue("ConfigMap", pod.Namespace, ref.Name, ref.Optional, cm != nil, func() (string, bool) {
+			v, ok := cm.Data[ref.Key]
+			return v, ok
+		}, ref.Key)
 	case src.SecretKeyRef != nil:
 		ref := src.SecretKeyRef
 		s := in.Objects.Secret(pod.Namespace, ref.Name)
-		if s == nil {
-			if isTrue(ref.Optional) {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("secrets %q not found", ref.Name)
-		}
-		b, ok := s.Data[ref.Key]
-		if !ok {
-			if isTrue(ref.Optional) {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
-		}
-		return string(b), false, nil
+		return keyRefValue("Secret", pod.Namespace, ref.Name, ref.Optional, s != nil, func() (string, bool) {
+			b, ok := s.Data[ref.Key]
+			return string(b), ok
+		}, ref.Key)
 	case src.FileKeyRef != nil:
 		return fileKeyValue(pod, in.PodDir, src.FileKeyRef)
 	}
 	return "", false, nil
+}
+
+// keyRefValue is a configMapKeyRef's or secretKeyRef's value: the key of
+// the run's object of kind (found: the run has it), read by value. An
+// optional reference that misses gives skip, as the kubelet leaves such a
+// variable out.
+func keyRefValue(kind, namespace, name string, optional *bool, found bool, value func() (string, bool), key string) (v string, skip bool, err error) {
+	if !found {
+		if isTrue(optional) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("%ss %q not found", strings.ToLower(kind), name)
+	}
+	v, ok := value()
+	if !ok {
+		if isTrue(optional) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %v in %s %v/%v", key, kind, namespace, name)
+	}
+	return v, false, nil
 }
 
 // podFieldValue is the kubelet's podFieldSelectorRuntimeValue: the spec

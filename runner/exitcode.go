@@ -2,6 +2,8 @@ package runner
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Exit statuses of podrun besides a failed container's own exit code.
@@ -18,7 +20,7 @@ const (
 // failed pod's first failed container, then a timeout (124), else 0.
 func exitCode(results []PodResult, interruptCode int) int {
 	for _, r := range results {
-		if r.Outcome == outcomeError {
+		if r.Outcome == OutcomeError {
 			return ExitPodrunError
 		}
 	}
@@ -26,12 +28,12 @@ func exitCode(results []PodResult, interruptCode int) int {
 		return interruptCode
 	}
 	for _, r := range results {
-		if r.Outcome == outcomeFailed {
+		if r.Outcome == OutcomeFailed {
 			return failedContainerExitCode(r.Pod, r.Status)
 		}
 	}
 	for _, r := range results {
-		if r.Outcome == outcomeTimeout {
+		if r.Outcome == OutcomeTimeout {
 			return ExitTimeout
 		}
 	}
@@ -46,7 +48,7 @@ func exitCode(results []PodResult, interruptCode int) int {
 func failedContainerExitCode(pod *v1.Pod, st v1.PodStatus) int {
 	sidecar := map[string]bool{}
 	for i := range pod.Spec.InitContainers {
-		sidecar[pod.Spec.InitContainers[i].Name] = isSidecar(&pod.Spec.InitContainers[i])
+		sidecar[pod.Spec.InitContainers[i].Name] = podresources.IsSidecar(&pod.Spec.InitContainers[i])
 	}
 	for gi, group := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for _, s := range group {

@@ -13,7 +13,7 @@ func failedResult(init, regular []v1.ContainerStatus) PodResult {
 		InitContainers: []v1.Container{{Name: "i"}},
 		Containers:     []v1.Container{{Name: "a"}, {Name: "b"}},
 	}}
-	return PodResult{Pod: pod, Outcome: outcomeFailed,
+	return PodResult{Pod: pod, Outcome: OutcomeFailed,
 		Status: v1.PodStatus{Phase: v1.PodFailed, InitContainerStatuses: init, ContainerStatuses: regular}}
 }
 
@@ -24,7 +24,7 @@ func withSidecar(r PodResult) PodResult {
 	return r
 }
 
-func result(o outcome) PodResult {
+func result(o Outcome) PodResult {
 	return PodResult{Pod: &v1.Pod{}, Outcome: o}
 }
 
@@ -37,17 +37,17 @@ func TestExitCode(t *testing.T) {
 		want      int
 	}{
 		{"no pods: 0", nil, 0, ExitOK},
-		{"every pod reached: 0", []PodResult{result(outcomeReached), result(outcomeReached)}, 0, ExitOK},
-		{"a timeout: 124", []PodResult{result(outcomeReached), result(outcomeTimeout)}, 0, ExitTimeout},
+		{"every pod reached: 0", []PodResult{result(OutcomeReached), result(OutcomeReached)}, 0, ExitOK},
+		{"a timeout: 124", []PodResult{result(OutcomeReached), result(OutcomeTimeout)}, 0, ExitTimeout},
 		{"a podrun error wins over everything: 125", []PodResult{
-			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(outcomeTimeout), result(outcomeError),
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(OutcomeTimeout), result(OutcomeError),
 		}, ExitSIGINT, ExitPodrunError},
 		{"an interruption wins over failures and timeouts: 130", []PodResult{
-			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(outcomeTimeout), result(outcomeInterrupted),
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(3))}), result(OutcomeTimeout), result(OutcomeInterrupted),
 		}, ExitSIGINT, ExitSIGINT},
-		{"SIGTERM: 143", []PodResult{result(outcomeInterrupted)}, ExitSIGTERM, ExitSIGTERM},
+		{"SIGTERM: 143", []PodResult{result(OutcomeInterrupted)}, ExitSIGTERM, ExitSIGTERM},
 		{"a failed container's code wins over a timeout", []PodResult{
-			result(outcomeTimeout), failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(7))}),
+			result(OutcomeTimeout), failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(7))}),
 		}, 0, 7},
 		{"the first failed container in spec order", []PodResult{
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(4)), cstatus("b", exited(7))}),
@@ -59,7 +59,7 @@ func TestExitCode(t *testing.T) {
 			failedResult([]v1.ContainerStatus{restarting("i", 11)}, []v1.ContainerStatus{cstatus("a", exited(4))}),
 		}, 0, 11},
 		{"the first failed pod decides", []PodResult{
-			result(outcomeReached),
+			result(OutcomeReached),
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(5))}),
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(6))}),
 		}, 0, 5},

@@ -100,7 +100,7 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 // returns the whole seconds it took. A hook that fails is reported
 // (FailedPreStopHook) and the stop goes on. Used by every stop of a run
 // (killContainer) and by `podrun down` (stopForDown).
-func runPreStop(ctx context.Context, rt execer, id string, c *v1.Container, h *v1.LifecycleHandler, grace int64, podName, podIP string, force <-chan struct{}, event func(reason, format string, args ...any)) (elapsed int64, forced bool) {
+func runPreStop(ctx context.Context, rt execer, id string, c *v1.Container, h *v1.LifecycleHandler, grace int64, podName, podIP string, force <-chan struct{}, event eventFunc) (elapsed int64, forced bool) {
 	start := time.Now()
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -133,7 +133,7 @@ func (p *podRun) postStart(ctx context.Context, id string, c *v1.Container) bool
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return false
 	}
-	msg, err := p.runHook(ctx, id, c, c.Lifecycle.PostStart)
+	msg, err := runHandler(ctx, p.r.rt, id, c, c.Lifecycle.PostStart, p.fullName(), p.podIP())
 	if err == nil || ctx.Err() != nil {
 		// Cut by a signal: teardown stops the container.
 		return false
@@ -150,11 +150,11 @@ func (p *podRun) postStart(ctx context.Context, id string, c *v1.Container) bool
 // podIP is the pod's IP as last observed, else that of a sandbox created
 // since ("" when there is none).
 func (p *podRun) podIP() string {
-	if p.last.PodIP != "" {
-		return p.last.PodIP
+	if p.apiStatus.PodIP != "" {
+		return p.apiStatus.PodIP
 	}
 	if p.pod.Spec.HostNetwork {
-		return p.r.opts.HostIP
+		return p.r.facts.HostIP
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.ips)) {
 		if ips := p.ips[id]; len(ips) > 0 {
@@ -164,20 +164,15 @@ func (p *podRun) podIP() string {
 	return ""
 }
 
-// runHook runs a lifecycle handler: exec in the container through CRI
-// ExecSync with no timeout (a non-zero exit fails it), httpGet from the
-// host (the status code is not checked; only a transport error fails it),
-// or sleep. It returns the kubelet's failure message with the error.
-func (p *podRun) runHook(ctx context.Context, id string, c *v1.Container, h *v1.LifecycleHandler) (string, error) {
-	return runHandler(ctx, p.r.rt, id, c, h, p.fullName(), p.podIP())
-}
-
 // fullName is the pod as the kubelet names it in messages (formatPod).
 func (p *podRun) fullName() string { return formatPod(p.pod.Name, p.pod.Namespace, p.uid) }
 
-// runHandler is runHook for the container id of the pod podName (the
-// kubelet's NAME_NAMESPACE(UID), for messages), whose IP an httpGet
-// without a host goes to.
+// runHandler runs a lifecycle handler in container id of the pod podName
+// (the kubelet's NAME_NAMESPACE(UID), for messages): exec in the container
+// through CRI ExecSync with no timeout (a non-zero exit fails it), httpGet
+// from the host to podIP unless the handler names a host (the status code
+// is not checked; only a transport error fails it), or sleep. It returns
+// the kubelet's failure message with the error.
 func runHandler(ctx context.Context, rt execer, id string, c *v1.Container, h *v1.LifecycleHandler, podName, podIP string) (string, error) {
 	switch {
 	case h.Exec != nil:

@@ -69,8 +69,8 @@ func newHookEnv(t *testing.T, c v1.Container, exec func([]string) fake.ExecResul
 	grace := int64(1)
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{c}, TerminationGracePeriodSeconds: &grace}}
 	pod.Name, pod.Namespace, pod.UID = "p", "default", "u"
-	e.p = &podRun{r: &run{rt: rt, now: time.Now}, pod: pod, uid: "u", reasons: map[string]waitingReason{},
-		ips: map[string][]string{}, status: &podStatus{}}
+	e.p = &podRun{r: &runState{rt: rt, now: time.Now}, pod: pod, uid: "u", reasons: map[string]waitingReason{},
+		ips: map[string][]string{}, observed: &runtimeStatus{}}
 	return e
 }
 

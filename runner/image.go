@@ -1,23 +1,23 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/imageref"
+	"github.com/podrun/podrun/runner/credentials"
 )
 
-// imageWithDefaultTag adds ":latest" to an image with neither tag nor
-// digest, as the kubelet's applyDefaultImageTag does.
-func imageWithDefaultTag(image string) string {
-	if strings.Contains(image, "@") {
-		return image
-	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	if strings.Contains(last, ":") {
-		return image
-	}
-	return image + ":latest"
+// podImages is what a pod's run knows of its images.
+type podImages struct {
+	refs    map[string]string            // image → ref, pulled or found in this run
+	info    map[string]*runtimeapi.Image // ref → the runtime's ImageStatus, once read
+	backOff backOff                      // pulls, by "<podUID>_<image>"
 }
 
 // pullError is an image failure that ends the run with exit 125: podrun
@@ -82,4 +82,103 @@ func permanentPullFailure(msg string) (string, bool) {
 		return "invalid image name", true
 	}
 	return "", false
+}
+
+// ensureImage makes sure the runtime has the container's image, pulling it
+// as imagePullPolicy says, and returns the image reference to create with.
+// It follows the kubelet's EnsureImageExists: a pull that fails is retried
+// with back-off (ErrImagePull, then ImagePullBackOff until the back-off
+// ends; no reference, and wakeAt says when to look again). Unlike the
+// kubelet, a pull that fails for good (permanentPullFailure) ends the run.
+func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
+	if _, err := imageref.Parse(c.Image); err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
+		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
+	}
+	image := imageref.WithDefaultTag(c.Image)
+	if ref, ok := p.images.refs[image]; ok && c.ImagePullPolicy != v1.PullAlways {
+		return ref, time.Time{}, nil
+	}
+	st, err := p.r.rt.ImageStatus(ctx, image)
+	if err != nil {
+		return "", time.Time{}, &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
+	}
+	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonErrImageNeverPull, Message: err.(*pullError).Message}
+		return "", time.Time{}, err
+	}
+	if !pull {
+		p.event("Pulled", "Container image %q already present on machine", c.Image)
+		ref := st.Id
+		p.images.refs[image] = ref
+		p.images.info[ref] = st
+		return ref, time.Time{}, nil
+	}
+	key := p.uid + "_" + c.Image
+	now := p.r.now()
+	if until, in := p.images.backOff.untilSinceUpdate(key, now); in {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		if p.reasons[c.Name].Reason != reasonImagePullBackOff {
+			p.event("BackOff", "%s", msg)
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonImagePullBackOff, Message: msg}
+		return "", until, nil
+	}
+	p.event("Pulling", "Pulling image %q", c.Image)
+	ref, err = p.pullWithCredentials(ctx, image, sandboxCfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", time.Time{}, ctx.Err()
+		}
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
+		if why, ok := permanentPullFailure(err.Error()); ok {
+			return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
+		}
+		p.event("Failed", "%s", msg)
+		p.event("Failed", "Error: %s", reasonErrImagePull)
+		p.images.backOff.next(key, now, p.r.now())
+		// Look again at once: that sync finds the pull in back-off and
+		// reports ImagePullBackOff until it ends.
+		return "", p.r.now(), nil
+	}
+	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(now).Round(time.Millisecond))
+	p.images.refs[image] = ref
+	return ref, time.Time{}, nil
+}
+
+// imageStatus is the runtime's ImageStatus of ref, read once per run.
+func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
+	if img, ok := p.images.info[ref]; ok {
+		return img, nil
+	}
+	img, err := p.r.rt.ImageStatus(ctx, ref)
+	if err == nil && img != nil {
+		p.images.info[ref] = img
+	}
+	return img, err
+}
+
+// pullWithCredentials pulls a container's image with the credentials the
+// pod's imagePullSecrets and the node hold for it. When the pull fails and
+// some of the pod's imagePullSecrets were not in the run, a
+// FailedToRetrieveImagePullSecret warning names them, as the kubelet's
+// event does.
+func (p *podRun) pullWithCredentials(ctx context.Context, image string, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	podRing, missing, err := credentials.PodKeyring(p.pod, p.r.opts.Secrets)
+	if err != nil {
+		return "", err
+	}
+	creds, err := credentials.AuthsFor(image, append([]*credentials.Keyring{podRing}, p.r.nodeKeyrings...))
+	if err != nil {
+		return "", err
+	}
+	ref, err := credentials.Pull(ctx, p.r.rt, image, creds, sandboxCfg)
+	if err != nil && len(missing) > 0 && ctx.Err() == nil {
+		p.event("Warning", "FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.",
+			strings.Join(missing, ", "))
+	}
+	return ref, err
 }

@@ -7,25 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-func TestImageWithDefaultTag(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"busybox", "busybox:latest"},
-		{"library/busybox", "library/busybox:latest"},
-		{"docker.io/library/busybox", "docker.io/library/busybox:latest"},
-		{"busybox:1.36", "busybox:1.36"},
-		{"127.0.0.1:5000/x", "127.0.0.1:5000/x:latest"},
-		{"127.0.0.1:5000/x:v1", "127.0.0.1:5000/x:v1"},
-		{"localhost:5000/team/app", "localhost:5000/team/app:latest"},
-		{"busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-		{"busybox:1.36@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "busybox:1.36@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-	}
-	for _, tc := range cases {
-		if got := imageWithDefaultTag(tc.in); got != tc.want {
-			t.Errorf("imageWithDefaultTag(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestPullDecision(t *testing.T) {
 	cases := []struct {
 		name      string

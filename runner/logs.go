@@ -185,7 +185,7 @@ func newLogSet(sink *logSink, podName string, multi bool) *logSet {
 
 // update starts following every instance that has started, and finishes
 // the instances a newer one of the same container has replaced.
-func (l *logSet) update(st *podStatus) {
+func (l *logSet) update(st *runtimeStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	newest := map[string]string{}

@@ -187,7 +187,7 @@ func TestLogSetPrefixesOnlyWhenMulti(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendFile(t, path, ts+" stdout F hi\n")
-	st := &podStatus{Containers: []*containerStatus{{ID: "c0", Name: "c", State: stateExited, LogPath: path}}}
+	st := &runtimeStatus{Containers: []*containerStatus{{ID: "c0", Name: "c", State: stateExited, LogPath: path}}}
 	for _, multi := range []bool{false, true} {
 		var out syncBuffer
 		ls := newLogSet(&logSink{stdout: &out}, "web", multi)
@@ -210,7 +210,7 @@ func TestLogSetWritesAReplacedInstanceBeforeItsSuccessor(t *testing.T) {
 	appendFile(t, p1, ts+" stdout F from 1\n")
 	var out syncBuffer
 	ls := newLogSet(&logSink{stdout: &out}, "web", false)
-	ls.update(&podStatus{Containers: []*containerStatus{
+	ls.update(&runtimeStatus{Containers: []*containerStatus{
 		{ID: "c1", Name: "c", State: stateRunning, LogPath: p1, RestartCount: 1},
 		{ID: "c0", Name: "c", State: stateExited, LogPath: p0},
 		{ID: "c2", Name: "d", State: stateCreated, LogPath: filepath.Join(dir, "created.log")},

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podrun/podrun/cri"
 )
 
 // pollInterval is how often the observer lists the run's sandboxes and
@@ -22,12 +20,6 @@ const pollInterval = 20 * time.Millisecond
 // runtime's event stream is up: events wake it at once, and this catches
 // anything a stream hiccup lost.
 const safetyPollInterval = time.Second
-
-// eventSource is a runtime that streams container events (CRI
-// GetContainerEvents); the cri client is one.
-type eventSource interface {
-	GetContainerEvents(ctx context.Context) (*cri.EventStream, error)
-}
 
 // observer keeps the runtime's view of every sandbox and container of this
 // run, refreshed by polling, and wakes the pod whose state changed.
@@ -67,14 +59,12 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 	return ch
 }
 
-// run keeps the view fresh until ctx ends: on every container event of this
+// watch keeps the view fresh until ctx ends: on every container event of this
 // run where the runtime streams events, else by polling every pollInterval.
-func (o *observer) run(ctx context.Context) {
+func (o *observer) watch(ctx context.Context) {
 	var events <-chan *runtimeapi.ContainerEventResponse
-	if es, ok := o.rt.(eventSource); ok {
-		if stream, err := es.GetContainerEvents(ctx); err == nil {
-			events = stream.C
-		}
+	if stream, err := o.rt.GetContainerEvents(ctx); err == nil {
+		events = stream.C
 	}
 	interval := pollInterval
 	if events != nil {
@@ -221,12 +211,12 @@ func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runti
 	return nil
 }
 
-// podStatus is the observed state of one pod, newest first. ips gives the
+// runtimeStatus is the observed state of one pod, newest first. ips gives the
 // IPs podrun learnt for each sandbox when it created it.
-func (o *observer) podStatus(uid string, ips map[string][]string) *podStatus {
+func (o *observer) runtimeStatus(uid string, ips map[string][]string) *runtimeStatus {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	st := &podStatus{}
+	st := &runtimeStatus{}
 	for _, sb := range o.sandboxes {
 		if sb.Labels[labelPodUID] != uid {
 			continue

@@ -2,6 +2,8 @@ package runner
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // The kubelet's OOM score adjustments (pkg/kubelet/qos/policy.go).
@@ -23,7 +25,7 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memoryCapacity int64) int64 {
 	if pod.Spec.PriorityClassName == "system-node-critical" {
 		return guaranteedOOMScoreAdj
 	}
-	switch qosClass(pod) {
+	switch podresources.QOSClass(pod) {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOMScoreAdj
 	case v1.PodQOSBestEffort:
@@ -36,7 +38,7 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memoryCapacity int64) int64 {
 		return 1000 - (1000*request)/memoryCapacity
 	}
 	adj := score(c.Resources.Requests.Memory().Value())
-	if isSidecar(c) && len(pod.Spec.Containers) > 0 && isInitContainer(pod, c) {
+	if podresources.IsSidecar(c) && len(pod.Spec.Containers) > 0 && isInitContainer(pod, c) {
 		minRequest := pod.Spec.Containers[0].Resources.Requests.Memory().Value()
 		for _, rc := range pod.Spec.Containers[1:] {
 			minRequest = min(minRequest, rc.Resources.Requests.Memory().Value())

@@ -6,25 +6,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
-
-// probeResult is the published result of a probe, as the kubelet's prober
-// results manager holds it.
-type probeResult int
-
-const (
-	probeUnknown probeResult = iota
-	probeSuccess
-	probeFailure
-)
-
-// probeResults holds the published probe results by container ID. A missing
-// entry means "no result yet".
-type probeResults struct {
-	Liveness  map[string]probeResult
-	Startup   map[string]probeResult
-	Readiness map[string]probeResult
-}
 
 // killReason says why a running container is killed.
 type killReason string
@@ -64,7 +48,7 @@ type podActions struct {
 // planInput is everything computePodActions decides from.
 type planInput struct {
 	Pod    *v1.Pod
-	Status *podStatus
+	Status *runtimeStatus
 	Probes probeResults
 }
 
@@ -184,7 +168,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 
 	for i := last; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		sidecar := isSidecar(c)
+		sidecar := podresources.IsSidecar(c)
 		cs := status.latest(c.Name)
 		if cs == nil {
 			// A sidecar whose instance vanished after it had started is restarted.
@@ -279,7 +263,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 // sandboxChanged reports whether the pod needs a new sandbox, with the attempt
 // number for it, or the ID of the sandbox to keep using (kubelet
 // PodSandboxChanged).
-func sandboxChanged(pod *v1.Pod, status *podStatus) (bool, uint32, string) {
+func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string) {
 	if len(status.Sandboxes) == 0 {
 		return true, 0, ""
 	}
@@ -321,10 +305,6 @@ func shouldRestart(pod *v1.Pod, cs *containerStatus) bool {
 	return true
 }
 
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
 func succeeded(cs *containerStatus) bool {
 	return cs != nil && cs.State == stateExited && cs.ExitCode == 0
 }
@@ -338,7 +318,7 @@ func initContainerFailed(cs *containerStatus) bool {
 
 // anyRegularContainerIn reports whether the newest instance of some regular
 // container is in one of the states.
-func anyRegularContainerIn(pod *v1.Pod, status *podStatus, states ...containerState) bool {
+func anyRegularContainerIn(pod *v1.Pod, status *runtimeStatus, states ...containerState) bool {
 	for i := range pod.Spec.Containers {
 		if cs := status.latest(pod.Spec.Containers[i].Name); cs != nil && slices.Contains(states, cs.State) {
 			return true

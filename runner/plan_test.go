@@ -27,8 +27,8 @@ func basePlanPod() *v1.Pod {
 
 // baseStatus is "everything running": a ready sandbox with an IP, the init
 // containers completed, the sidecar and both regular containers running.
-func baseStatus() *podStatus {
-	return &podStatus{
+func baseStatus() *runtimeStatus {
+	return &runtimeStatus{
 		Sandboxes: []*sandboxStatus{{ID: "sb0", Ready: true, IP: "10.0.0.2", IPs: []string{"10.0.0.2"}}},
 		Containers: []*containerStatus{
 			{ID: "app1-0", Name: "app1", State: stateRunning},
@@ -40,7 +40,7 @@ func baseStatus() *podStatus {
 	}
 }
 
-func withoutContainers(st *podStatus, names ...string) {
+func withoutContainers(st *runtimeStatus, names ...string) {
 	var keep []*containerStatus
 	for _, c := range st.Containers {
 		drop := false
@@ -54,7 +54,7 @@ func withoutContainers(st *podStatus, names ...string) {
 	st.Containers = keep
 }
 
-func setState(st *podStatus, name string, s containerState, exit int32) {
+func setState(st *runtimeStatus, name string, s containerState, exit int32) {
 	c := st.latest(name)
 	c.State, c.ExitCode = s, exit
 }
@@ -63,24 +63,24 @@ func TestComputePodActions(t *testing.T) {
 	noKill := map[string]containerToKill{}
 	cases := []struct {
 		name   string
-		mutate func(*v1.Pod, *podStatus, *probeResults)
+		mutate func(*v1.Pod, *runtimeStatus, *probeResults)
 		want   podActions
 	}{
 		{
 			name:   "everything running: nothing to do",
-			mutate: func(*v1.Pod, *podStatus, *probeResults) {},
+			mutate: func(*v1.Pod, *runtimeStatus, *probeResults) {},
 			want:   podActions{SandboxID: "sb0", ContainersToKill: noKill},
 		},
 		{
 			name: "no sandbox: create one and start the first init container",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				s.Sandboxes, s.Containers = nil, nil
 			},
 			want: podActions{KillPod: true, CreateSandbox: true, InitContainersToStart: []int{0}, ContainersToKill: noKill},
 		},
 		{
 			name: "no sandbox and no init containers: create one and start every container",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.InitContainers = nil
 				s.Sandboxes, s.Containers = nil, nil
 			},
@@ -88,21 +88,21 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sandbox not ready: recreate with the next attempt, from the first init container",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				s.Sandboxes[0].Ready = false
 			},
 			want: podActions{KillPod: true, CreateSandbox: true, SandboxID: "sb0", Attempt: 1, InitContainersToStart: []int{0}, ContainersToKill: noKill},
 		},
 		{
 			name: "sandbox without an IP: recreate",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				s.Sandboxes[0].IP = ""
 			},
 			want: podActions{KillPod: true, CreateSandbox: true, SandboxID: "sb0", Attempt: 1, InitContainersToStart: []int{0}, ContainersToKill: noKill},
 		},
 		{
 			name: "host network sandbox without an IP is fine",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.HostNetwork = true
 				s.Sandboxes[0].IP = ""
 			},
@@ -110,7 +110,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sandbox died under restartPolicy Never after containers ran: kill the pod, no new sandbox",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				s.Sandboxes[0].Ready = false
 			},
@@ -118,7 +118,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sandbox died under OnFailure after every container succeeded: kill the pod, no new sandbox",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 				s.Sandboxes[0].Ready = false
 				setState(s, "app1", stateExited, 0)
@@ -128,7 +128,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sandbox died under OnFailure: recreate and skip containers that succeeded",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 				p.Spec.InitContainers = nil
 				s.Sandboxes[0].Ready = false
@@ -140,7 +140,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "first init container running: wait for it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 				setState(s, "init1", stateRunning, 0)
 			},
@@ -148,21 +148,21 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "first init container exited 0: start the sidecar next",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 			},
 			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{1}, ContainersToKill: noKill},
 		},
 		{
 			name: "sidecar running without a startup probe: start the next init container",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2", "init2")
 			},
 			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{2}, ContainersToKill: noKill},
 		},
 		{
 			name: "sidecar running with a startup probe not yet passed: wait",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.InitContainers[1].StartupProbe = &v1.Probe{}
 				withoutContainers(s, "app1", "app2", "init2")
 			},
@@ -170,7 +170,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sidecar startup probe succeeded: start the next init container",
-			mutate: func(p *v1.Pod, s *podStatus, pr *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
 				p.Spec.InitContainers[1].StartupProbe = &v1.Probe{}
 				pr.Startup = map[string]probeResult{"sidecar-0": probeSuccess}
 				withoutContainers(s, "app1", "app2", "init2")
@@ -179,7 +179,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sidecar startup probe failed: kill and restart it",
-			mutate: func(p *v1.Pod, s *podStatus, pr *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
 				p.Spec.InitContainers[1].StartupProbe = &v1.Probe{}
 				pr.Startup = map[string]probeResult{"sidecar-0": probeFailure}
 				withoutContainers(s, "app1", "app2", "init2")
@@ -189,14 +189,14 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "last init container exited 0: start the regular containers",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2")
 			},
 			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0, 1}, ContainersToKill: noKill},
 		},
 		{
 			name: "init container failed under Always: restart it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 				setState(s, "init1", stateExited, 1)
 			},
@@ -204,7 +204,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "init container failed under Never: the pod is killed",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 				setState(s, "init1", stateExited, 1)
@@ -213,7 +213,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "init container OOM-killed with exit 0 still counts as failed",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 				s.latest("init1").Reason = "OOMKilled"
@@ -222,7 +222,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "init container stuck in created: start it again",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "app1", "app2", "sidecar", "init2")
 				setState(s, "init1", stateCreated, 0)
 			},
@@ -230,21 +230,21 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "sidecar exited after initialisation: restart it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				setState(s, "sidecar", stateExited, 0)
 			},
 			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{1}, ContainersToKill: noKill},
 		},
 		{
 			name: "sidecar instance gone after initialisation: restart it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "sidecar")
 			},
 			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{1}, ContainersToKill: noKill},
 		},
 		{
 			name: "sidecar liveness failed: kill and restart it",
-			mutate: func(p *v1.Pod, s *podStatus, pr *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
 				pr.Liveness = map[string]probeResult{"sidecar-0": probeFailure}
 			},
 			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{1},
@@ -252,21 +252,21 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "regular init containers are not rerun once initialised",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				withoutContainers(s, "init1", "init2")
 			},
 			want: podActions{SandboxID: "sb0", ContainersToKill: noKill},
 		},
 		{
 			name: "regular container exited under Always: restart it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				setState(s, "app1", stateExited, 0)
 			},
 			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0}, ContainersToKill: noKill},
 		},
 		{
 			name: "regular container exited 0 under OnFailure: not restarted",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 				setState(s, "app1", stateExited, 0)
 			},
@@ -274,7 +274,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "regular container exited 1 under OnFailure: restarted",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 				setState(s, "app1", stateExited, 1)
 			},
@@ -282,7 +282,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "regular container exited under Never: not restarted",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				setState(s, "app1", stateExited, 1)
 			},
@@ -290,7 +290,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "every regular container done under Never: kill the pod, sidecars not restarted",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				setState(s, "app1", stateExited, 0)
 				setState(s, "app2", stateExited, 0)
@@ -300,7 +300,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "regular container in unknown state: kill it first, then start it",
-			mutate: func(p *v1.Pod, s *podStatus, _ *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
 				setState(s, "app2", stateUnknown, 0)
 			},
 			want: podActions{SandboxID: "sb0", ContainersToStart: []int{1},
@@ -308,7 +308,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "liveness failure: kill and restart under Always",
-			mutate: func(p *v1.Pod, s *podStatus, pr *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
 				pr.Liveness = map[string]probeResult{"app1-0": probeFailure}
 			},
 			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0},
@@ -316,7 +316,7 @@ func TestComputePodActions(t *testing.T) {
 		},
 		{
 			name: "startup failure under Never: kill without restart",
-			mutate: func(p *v1.Pod, s *podStatus, pr *probeResults) {
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
 				p.Spec.RestartPolicy = v1.RestartPolicyNever
 				pr.Startup = map[string]probeResult{"app1-0": probeFailure}
 			},

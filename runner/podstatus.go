@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Waiting reasons the kubelet reports (pkg/kubelet/kubelet_pods.go,
@@ -39,7 +41,7 @@ type waitingReason struct {
 // statusInput is everything podStatusFor decides from.
 type statusInput struct {
 	Pod         *v1.Pod
-	Status      *podStatus
+	Status      *runtimeStatus
 	Reasons     map[string]waitingReason // by container name
 	Probes      probeResults
 	RuntimeName string // container ID scheme, e.g. "containerd"
@@ -55,7 +57,7 @@ type statusInput struct {
 // condition generators of pkg/kubelet/status/generate.go).
 func podStatusFor(in statusInput) v1.PodStatus {
 	pod, st := in.Pod, in.Status
-	out := v1.PodStatus{HostIP: in.HostIP, QOSClass: qosClass(pod)}
+	out := v1.PodStatus{HostIP: in.HostIP, QOSClass: podresources.QOSClass(pod)}
 	if in.HostIP != "" {
 		out.HostIPs = []v1.HostIP{{IP: in.HostIP}}
 	}
@@ -135,16 +137,16 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 		case stateRunning:
 			s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
 			started = in.Probes.Startup[cur.ID] == probeSuccess || c.StartupProbe == nil
-			if isInit && !isSidecar(c) {
+			if isInit && !podresources.IsSidecar(c) {
 				started = true
 			}
 			s.Ready = started && (c.ReadinessProbe == nil || in.Probes.Readiness[cur.ID] == probeSuccess)
-			if isInit && !isSidecar(c) {
+			if isInit && !podresources.IsSidecar(c) {
 				s.Ready = false
 			}
 		case stateExited:
 			s.State.Terminated = terminated(in.RuntimeName, cur)
-			s.Ready = isInit && !isSidecar(c) && cur.ExitCode == 0
+			s.Ready = isInit && !podresources.IsSidecar(c) && cur.ExitCode == 0
 		case stateCreated:
 			s.State.Waiting = &v1.ContainerStateWaiting{}
 		default:
@@ -154,7 +156,7 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 		// A container that will start again shows why it is waiting, with
 		// its last run as the last state. One that will not (restartPolicy
 		// Never, or OnFailure after exit 0) shows how it ended.
-		willStart := isSidecar(c) || shouldRestart(in.Pod, cur)
+		willStart := podresources.IsSidecar(c) || shouldRestart(in.Pod, cur)
 		if r, ok := in.Reasons[c.Name]; ok && cur.State != stateRunning && !in.Terminal && willStart {
 			if s.State.Terminated != nil {
 				s.LastTerminationState.Terminated = s.State.Terminated
@@ -194,29 +196,22 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		s := findStatus(initStatuses, c.Name)
-		if isSidecar(c) {
+		if podresources.IsSidecar(c) {
 			if !initialized && (s == nil || s.Started == nil || !*s.Started) {
 				pendingInit++
 			}
 			continue
 		}
 		switch {
-		case s == nil:
-			pendingInit++
-		case s.State.Running != nil:
-			pendingInit++
-		case s.State.Terminated != nil:
+		case s != nil && s.State.Terminated != nil:
 			if s.State.Terminated.ExitCode != 0 {
 				failedInit++
 			}
-		case s.State.Waiting != nil:
-			if t := s.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 {
-				failedInit++
-			} else {
-				pendingInit++
-			}
+		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil &&
+			s.LastTerminationState.Terminated.ExitCode != 0:
+			failedInit++ // waiting to restart after a failure
 		default:
-			pendingInit++
+			pendingInit++ // not created yet, running, waiting, or unknown
 		}
 	}
 	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
@@ -291,8 +286,8 @@ func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		s := findStatus(st.InitContainerStatuses, c.Name)
-		done := s != nil && (isSidecar(c) && s.Started != nil && *s.Started ||
-			!isSidecar(c) && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0)
+		done := s != nil && (podresources.IsSidecar(c) && s.Started != nil && *s.Started ||
+			!podresources.IsSidecar(c) && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0)
 		if !done {
 			pending = append(pending, c.Name)
 		}
@@ -324,7 +319,7 @@ func containersReadyCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
 	var unready []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if s := findStatus(st.InitContainerStatuses, c.Name); isSidecar(c) && (s == nil || !s.Ready) {
+		if s := findStatus(st.InitContainerStatuses, c.Name); podresources.IsSidecar(c) && (s == nil || !s.Ready) {
 			unready = append(unready, c.Name)
 		}
 	}
@@ -339,34 +334,4 @@ func containersReadyCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
 			fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " ")))
 	}
 	return condition(v1.ContainersReady, true, "", "")
-}
-
-// qosClass is the pod's QoS class (pkg/apis/core/v1/helper/qos): only cpu and
-// memory count, init containers included.
-func qosClass(pod *v1.Pod) v1.PodQOSClass {
-	requests, limits := map[v1.ResourceName]bool{}, map[v1.ResourceName]bool{}
-	guaranteed, any := true, false
-	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if hasReq && !req.IsZero() {
-				requests[r], any = true, true
-			}
-			if hasLim && !lim.IsZero() {
-				limits[r], any = true, true
-			}
-			if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
-				guaranteed = false
-			}
-		}
-	}
-	if !any {
-		return v1.PodQOSBestEffort
-	}
-	if guaranteed && len(limits) == 2 {
-		return v1.PodQOSGuaranteed
-	}
-	return v1.PodQOSBurstable
 }

@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Helpers that build API container states for the podPhase table.
@@ -242,8 +244,8 @@ func baseStatusPod() *v1.Pod {
 	}
 }
 
-func baseRuntimeStatus() *podStatus {
-	return &podStatus{
+func baseRuntimeStatus() *runtimeStatus {
+	return &runtimeStatus{
 		Sandboxes: []*sandboxStatus{{ID: "sb", Ready: true, IP: "10.0.0.5", IPs: []string{"10.0.0.5"}}},
 		Containers: []*containerStatus{
 			{ID: "a0", Name: "a", State: stateRunning, StartedAt: tStart, ImageRef: "sha256:aaa"},
@@ -569,7 +571,7 @@ func TestPodConditions(t *testing.T) {
 		},
 		{
 			name:   "PodReadyToStartContainers is False without a sandbox",
-			mutate: func(in *statusInput) { in.Status = &podStatus{} },
+			mutate: func(in *statusInput) { in.Status = &runtimeStatus{} },
 			typ:    conditionReadyToStartCtrs,
 			want:   want{status: v1.ConditionFalse},
 		},
@@ -672,7 +674,7 @@ func TestPodConditions(t *testing.T) {
 		},
 		{
 			name:   "PodScheduled is always True",
-			mutate: func(in *statusInput) { in.Status = &podStatus{} },
+			mutate: func(in *statusInput) { in.Status = &runtimeStatus{} },
 			typ:    v1.PodScheduled,
 			want:   want{status: v1.ConditionTrue},
 		},
@@ -791,7 +793,7 @@ func TestQOSClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := baseStatusPod()
 			tc.mutate(pod)
-			if got := qosClass(pod); got != tc.want {
+			if got := podresources.QOSClass(pod); got != tc.want {
 				t.Errorf("qosClass = %s, want %s", got, tc.want)
 			}
 		})

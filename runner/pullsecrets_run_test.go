@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/credentials"
 )
 
 const (
@@ -82,7 +83,7 @@ func TestPullRunWithImagePullSecret(t *testing.T) {
 	}
 	res := e.run(t, context.Background(), privatePod("wrong", "regcred"))
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	pulls := e.srv.Pulls()
 	if len(pulls) != 2 || pulls[0].Auth.GetPassword() != "not-it" || pulls[1].Auth.GetPassword() != privatePass {
@@ -98,8 +99,8 @@ func TestPullRunRefusedWithoutCredentials(t *testing.T) {
 	e.srv.RequireAuth(privateImage, &runtimeapi.AuthConfig{Username: privateUser, Password: privatePass})
 	res := e.run(t, context.Background(), privatePod("", "regcred"))
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Fatalf("outcome %s, exit %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Fatalf("outcome %s, exit %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "ErrImagePull") || !strings.Contains(r.Err.Error(), "authorization failed") {
 		t.Errorf("err = %v, want ErrImagePull with the registry's reason", r.Err)
@@ -127,31 +128,27 @@ func TestPullRunNodeCredentials(t *testing.T) {
 				path = filepath.Join(e.opts.RootDir, "config.json")
 			case "--image-credentials":
 				path = filepath.Join(t.TempDir(), "creds.json")
-				e.opts.ImageCredentialsFile = path
 			case "$DOCKER_CONFIG":
 				path = filepath.Join(os.Getenv("DOCKER_CONFIG"), "config.json")
 			}
 			if err := os.WriteFile(path, cfg, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			if via == "--image-credentials" {
+				ring, err := credentials.LoadFile(path, os.ReadFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.opts.ImageCredentials = ring
+			}
 			res := e.run(t, context.Background(), privatePod())
 			if !res.Pods[0].Reached() {
-				t.Fatalf("outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+				t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 			}
 			assertNoPassword(t, e, res, privatePass)
 			e.assertTornDown(t)
 		})
 	}
-}
-
-func TestPullRunMissingImageCredentialsFile(t *testing.T) {
-	e := newEnv(t)
-	e.opts.ImageCredentialsFile = filepath.Join(t.TempDir(), "absent.json")
-	_, err := runner.Run(context.Background(), e.rt, []*v1.Pod{privatePod()}, e.opts)
-	if err == nil || !strings.Contains(err.Error(), "--image-credentials") {
-		t.Fatalf("Run: err = %v, want the --image-credentials file named", err)
-	}
-	e.assertTornDown(t)
 }
 
 func TestPullRunInvalidImageName(t *testing.T) {
@@ -163,8 +160,8 @@ func TestPullRunInvalidImageName(t *testing.T) {
 	p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "regcred"}}
 	res := e.run(t, context.Background(), p)
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Fatalf("outcome %s, exit %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Fatalf("outcome %s, exit %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	want := `InvalidImageName: Failed to apply default image tag "<your-private-image>": couldn't parse image name "<your-private-image>": invalid reference format`
 	if r.Err == nil || !strings.Contains(r.Err.Error(), want) {

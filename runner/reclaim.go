@@ -12,6 +12,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
+
+	"github.com/podrun/podrun/runner/cgroups"
 )
 
 // staleTempDirAge: a half-made pod data dir (".new-*") older than this
@@ -36,7 +40,7 @@ func listManaged(ctx context.Context, rt Runtime) ([]*runtimeapi.PodSandbox, err
 // is gone (SIGKILL, crash): their sandboxes (from sbs, podrun's sandboxes)
 // with their containers, their data dirs and their log dirs. Detached pods
 // are left alone.
-func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
+func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir string, sbs []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
 	var errs []error
 	var removed []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
@@ -50,10 +54,10 @@ func reclaim(ctx context.Context, rt Runtime, rootDir string, sbs []*runtimeapi.
 		}
 		removed = append(removed, sb)
 	}
-	if err := removeCgroups(removed); err != nil {
+	if err := removeCgroups(cgsys, removed); err != nil {
 		errs = append(errs, err)
 	}
-	if err := reclaimDataDirs(rootDir); err != nil {
+	if err := reclaimDataDirs(cgsys, rootDir); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -85,10 +89,10 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 	if root := sb.Annotations[AnnotationRootDir]; root != "" {
 		uid := sb.Labels[labelPodUID]
 		if logDir := sb.Annotations[AnnotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
-			errs = append(errs, removeDirSafely(logDir))
+			errs = append(errs, volumes.RemoveSafely(logDir))
 		}
 		if uid != "" {
-			errs = append(errs, removeDirSafely(podDir(root, uid)))
+			errs = append(errs, volumes.RemoveSafely(podDir(root, uid)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -100,7 +104,7 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 // removeCgroups removes the pod cgroups the removed sandboxes' annotations
 // name, each once, after all of them are gone: a pod whose sandbox was
 // recreated has several sandboxes in one cgroup.
-func removeCgroups(removed []*runtimeapi.PodSandbox) error {
+func removeCgroups(cgsys cgroups.System, removed []*runtimeapi.PodSandbox) error {
 	seen := map[string]bool{}
 	var errs []error
 	for _, sb := range removed {
@@ -109,7 +113,7 @@ func removeCgroups(removed []*runtimeapi.PodSandbox) error {
 			continue
 		}
 		seen[cg] = true
-		if err := removeCgroupOfSandbox(cg); err != nil {
+		if err := cgsys.RemoveRecorded(cg); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err))
 		}
 	}
@@ -118,7 +122,7 @@ func removeCgroups(removed []*runtimeapi.PodSandbox) error {
 
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
 // and pod cgroups) whose owner is gone, and half-made ones that are stale.
-func reclaimDataDirs(rootDir string) error {
+func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
 	if errors.Is(err, os.ErrNotExist) {
@@ -132,7 +136,7 @@ func reclaimDataDirs(rootDir string) error {
 		dir := filepath.Join(pods, e.Name())
 		if strings.HasPrefix(e.Name(), ".new-") {
 			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTempDirAge {
-				errs = append(errs, removeDirSafely(dir))
+				errs = append(errs, volumes.RemoveSafely(dir))
 			}
 			continue
 		}
@@ -147,14 +151,14 @@ func reclaimDataDirs(rootDir string) error {
 			continue
 		}
 		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
-			errs = append(errs, removeDirSafely(rec.LogDir))
+			errs = append(errs, volumes.RemoveSafely(rec.LogDir))
 		}
 		if rec.Cgroup != "" {
 			// Its sandboxes are gone (reclaim removed them first), or it
 			// never had one: the owner died before creating it.
-			errs = append(errs, removeCgroupOfSandbox(rec.Cgroup))
+			errs = append(errs, cgsys.RemoveRecorded(rec.Cgroup))
 		}
-		errs = append(errs, removeDirSafely(dir))
+		errs = append(errs, volumes.RemoveSafely(dir))
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podrun/podrun/runner/cgroups"
 )
 
 func TestReclaimable(t *testing.T) {
@@ -124,7 +126,7 @@ func TestReclaimDataDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := reclaimDataDirs(root); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), root); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -150,7 +152,7 @@ func TestReclaimDataDirs(t *testing.T) {
 }
 
 func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
-	if err := reclaimDataDirs(t.TempDir()); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), t.TempDir()); err != nil {
 		t.Errorf("reclaimDataDirs of an empty root = %v", err)
 	}
 }
@@ -160,12 +162,11 @@ func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
 // names; reclaiming the dir removes it (and the parents it emptied), while
 // a live owner's stays.
 func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
-	fsRoot := fakeCgroupFS(t, false, false)
-	h, err := newCgroupHost(DefaultCgroupRoot, CgroupDriverCgroupfs)
+	cgsys, fsRoot := fakeCgroups(t, false, false)
+	h, err := cgroups.NewHost(cgroups.DefaultRoot, cgroups.DriverCgroupfs, cgsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.v2 = false
 	me, err := NewOwner(false)
 	if err != nil {
 		t.Fatal(err)
@@ -176,17 +177,17 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 		t.Helper()
 		p := cgPod("-/-/-/-")
 		p.UID = types.UID(uid)
-		if _, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, Cgroup: h.podCgroupName(p)}); err != nil {
+		if _, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, Cgroup: h.PodCgroupName(p)}); err != nil {
 			t.Fatal(err)
 		}
-		name, err := h.ensurePodCgroup(p, []*v1.Pod{p})
+		name, err := h.EnsurePodCgroup(p, []*v1.Pod{p})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return filepath.Join(fsRoot, "cpu", name)
 	}
 	deadCg, liveCg := mk("dead-uid", dead), mk("live-uid", me)
-	if err := reclaimDataDirs(root); err != nil {
+	if err := reclaimDataDirs(cgsys, root); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	if _, err := os.Stat(deadCg); err == nil {

@@ -33,6 +33,7 @@ const runLimit = 10 * time.Second
 type env struct {
 	srv      *fake.Server
 	rt       *cri.Client
+	facts    runner.Facts
 	opts     runner.Options
 	stdout   *syncBuffer
 	stderr   *syncBuffer
@@ -54,13 +55,13 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{srv: srv, rt: rt, stdout: &syncBuffer{}, stderr: &syncBuffer{}, progress: &syncBuffer{}}
+	e.facts = runner.Facts{RuntimeName: "containerd"}
 	e.opts = runner.Options{
-		RootDir:     t.TempDir(),
-		RuntimeName: "containerd",
-		ResolvConf:  resolv,
-		Stdout:      e.stdout,
-		Stderr:      e.stderr,
-		Progress:    e.progress,
+		RootDir:    t.TempDir(),
+		ResolvConf: resolv,
+		Stdout:     e.stdout,
+		Stderr:     e.stderr,
+		Progress:   e.progress,
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -76,7 +77,7 @@ func (e *env) run(t *testing.T, ctx context.Context, pods ...*v1.Pod) *runner.Re
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, runLimit)
 	defer cancel()
-	res, err := runner.Run(ctx, e.rt, pods, e.opts)
+	res, err := runner.Run(ctx, e.rt, e.facts, pods, e.opts)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -181,8 +182,8 @@ func TestRunContainerThatExits7UnderNeverFails(t *testing.T) {
 	e := newEnv(t)
 	res := e.run(t, context.Background(), newPod("seven", v1.RestartPolicyNever, sh("main", "exit 7")))
 	r := res.Pods[0]
-	if r.OutcomeString() != "failed" || r.Reached() {
-		t.Errorf("outcome = %s, want failed (err %v)", r.OutcomeString(), r.Err)
+	if r.Outcome != runner.OutcomeFailed || r.Reached() {
+		t.Errorf("outcome = %s, want failed (err %v)", r.Outcome, r.Err)
 	}
 	if got := res.ExitCode(0); got != 7 {
 		t.Errorf("ExitCode = %d, want 7", got)
@@ -211,7 +212,7 @@ func TestRunContainerThatExits0Succeeds(t *testing.T) {
 	res := e.run(t, context.Background(), newPod("ok", v1.RestartPolicyNever, sh("main", "sleep 2; exit 0")))
 	r := res.Pods[0]
 	if !r.Reached() || r.Status.Phase != v1.PodSucceeded {
-		t.Errorf("outcome = %s, phase = %s; want reached, Succeeded", r.OutcomeString(), r.Status.Phase)
+		t.Errorf("outcome = %s, phase = %s; want reached, Succeeded", r.Outcome, r.Status.Phase)
 	}
 	if got := res.ExitCode(0); got != 0 {
 		t.Errorf("ExitCode = %d, want 0", got)
@@ -248,7 +249,7 @@ func TestRunTwoPodsConcurrently(t *testing.T) {
 		newPod("first", v1.RestartPolicyNever, sh("a", "sleep 20; exit 0")),
 		newPod("second", v1.RestartPolicyNever, sh("b", "sleep 20; exit 3")),
 	)
-	if got := []string{res.Pods[0].OutcomeString(), res.Pods[1].OutcomeString()}; !slices.Equal(got, []string{"reached", "failed"}) {
+	if got := []runner.Outcome{res.Pods[0].Outcome, res.Pods[1].Outcome}; !slices.Equal(got, []runner.Outcome{runner.OutcomeReached, runner.OutcomeFailed}) {
 		t.Errorf("outcomes = %v, want [reached failed]", got)
 	}
 	if res.Pods[0].Pod.Name != "first" || res.Pods[1].Pod.Name != "second" {
@@ -275,7 +276,7 @@ func TestRunInitContainersInOrderBeforeRegularOnes(t *testing.T) {
 	res := e.run(t, context.Background(), pod)
 	r := res.Pods[0]
 	if !r.Reached() || r.Status.Phase != v1.PodSucceeded {
-		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.OutcomeString(), r.Status.Phase, r.Err)
+		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.Outcome, r.Status.Phase, r.Err)
 	}
 	order, at := creates()
 	if want := []string{"init1", "init2", "app"}; !slices.Equal(order, want) {
@@ -317,8 +318,8 @@ func TestRunFailedInitContainerUnderNeverFailsThePod(t *testing.T) {
 	pod := newPod("badinit", v1.RestartPolicyNever, sh("app", "exit 0"))
 	pod.Spec.InitContainers = []v1.Container{sh("init", "exit 4")}
 	res := e.run(t, context.Background(), pod)
-	if r := res.Pods[0]; r.OutcomeString() != "failed" || r.Status.Phase != v1.PodFailed {
-		t.Errorf("outcome = %s, phase = %s; want failed, Failed", r.OutcomeString(), r.Status.Phase)
+	if r := res.Pods[0]; r.Outcome != runner.OutcomeFailed || r.Status.Phase != v1.PodFailed {
+		t.Errorf("outcome = %s, phase = %s; want failed, Failed", r.Outcome, r.Status.Phase)
 	}
 	if got := res.ExitCode(0); got != 4 {
 		t.Errorf("ExitCode = %d, want 4", got)
@@ -335,7 +336,7 @@ func TestRunAlwaysWaitsForReadyThenTearsDown(t *testing.T) {
 	res := e.run(t, context.Background(), newPod("server", v1.RestartPolicyAlways, ctr("web", "sleep", "infinity")))
 	r := res.Pods[0]
 	if !r.Reached() {
-		t.Fatalf("outcome = %s, err = %v; want reached", r.OutcomeString(), r.Err)
+		t.Fatalf("outcome = %s, err = %v; want reached", r.Outcome, r.Err)
 	}
 	ready := false
 	for _, c := range r.Status.Conditions {
@@ -374,7 +375,7 @@ func TestRunStreamsOutputWithoutPrefixForOneContainer(t *testing.T) {
 	})
 	res := e.run(t, context.Background(), newPod("talk", v1.RestartPolicyNever, ctr("only", "talk")))
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome = %s, err = %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome = %s, err = %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	var wantOut, wantErr strings.Builder
 	for i := 0; i < n; i++ {
@@ -411,7 +412,7 @@ func TestRunPrefixesOutputWhenTheRunHasSeveralContainers(t *testing.T) {
 	)
 	for _, r := range res.Pods {
 		if !r.Reached() {
-			t.Errorf("pod %s: outcome %s, err %v", r.Pod.Name, r.OutcomeString(), r.Err)
+			t.Errorf("pod %s: outcome %s, err %v", r.Pod.Name, r.Outcome, r.Err)
 		}
 	}
 	out := e.stdout.String()
@@ -436,8 +437,8 @@ func TestRunTimeout(t *testing.T) {
 	res := e.run(t, context.Background(), newPod("forever", v1.RestartPolicyNever, ctr("main", "sleep", "infinity")))
 	took := time.Since(start)
 	r := res.Pods[0]
-	if r.OutcomeString() != "timeout" {
-		t.Errorf("outcome = %s, err = %v; want timeout", r.OutcomeString(), r.Err)
+	if r.Outcome != runner.OutcomeTimeout {
+		t.Errorf("outcome = %s, err = %v; want timeout", r.Outcome, r.Err)
 	}
 	if got := res.ExitCode(0); got != runner.ExitTimeout {
 		t.Errorf("ExitCode = %d, want %d", got, runner.ExitTimeout)
@@ -472,8 +473,8 @@ func TestRunInterruptedByCancel(t *testing.T) {
 	// Under Never the wait is for completion, which never comes.
 	res := e.run(t, ctx, newPod("sig", v1.RestartPolicyNever, ctr("main", "sleep", "infinity")))
 	r := res.Pods[0]
-	if r.OutcomeString() != "interrupted" {
-		t.Errorf("outcome = %s, err = %v; want interrupted", r.OutcomeString(), r.Err)
+	if r.Outcome != runner.OutcomeInterrupted {
+		t.Errorf("outcome = %s, err = %v; want interrupted", r.Outcome, r.Err)
 	}
 	if got := res.ExitCode(runner.ExitSIGINT); got != 130 {
 		t.Errorf("ExitCode(130) = %d, want 130", got)
@@ -490,8 +491,8 @@ func TestRunImageNeverPulledWhenAbsent(t *testing.T) {
 	c.Image, c.ImagePullPolicy = "registry.test/absent:1", v1.PullNever
 	res := e.run(t, context.Background(), newPod("never", v1.RestartPolicyNever, c))
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" {
-		t.Errorf("outcome = %s, want error", r.OutcomeString())
+	if r.Outcome != runner.OutcomeError {
+		t.Errorf("outcome = %s, want error", r.Outcome)
 	}
 	if got := res.ExitCode(0); got != runner.ExitPodrunError {
 		t.Errorf("ExitCode = %d, want %d", got, runner.ExitPodrunError)
@@ -516,8 +517,8 @@ func TestRunImagePullFailure(t *testing.T) {
 	c.Image = "registry.test/missing:1"
 	res := e.run(t, context.Background(), newPod("pullfail", v1.RestartPolicyNever, c))
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Errorf("outcome = %s, ExitCode = %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Errorf("outcome = %s, ExitCode = %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "ErrImagePull") {
 		t.Errorf("err = %v, want ErrImagePull", r.Err)
@@ -537,7 +538,7 @@ func TestRunPullsAnImageThatIsNotPresent(t *testing.T) {
 	c.Image = "alpine" // not in the store; the default tag is added
 	res := e.run(t, context.Background(), newPod("pull", v1.RestartPolicyNever, c))
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome = %s, err = %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome = %s, err = %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	if p := e.srv.Pulls(); len(p) != 1 || p[0].Image != "alpine:latest" {
 		t.Errorf("pulls = %+v, want one of alpine:latest", p)
@@ -586,7 +587,7 @@ func TestReclaimListAndDown(t *testing.T) {
 		e.opts.Owner = runner.Owner{RunID: "run-" + name, PID: dead, PIDStart: 12345, Detached: detached}
 		res := e.run(t, ctx, newPod(name, v1.RestartPolicyAlways, ctr("main", "sleep", "infinity")))
 		if !res.Pods[0].Reached() {
-			t.Fatalf("pod %s: outcome %s, err %v", name, res.Pods[0].OutcomeString(), res.Pods[0].Err)
+			t.Fatalf("pod %s: outcome %s, err %v", name, res.Pods[0].Outcome, res.Pods[0].Err)
 		}
 		if len(podSandboxes(t, e.rt, name+"-uid")) != 1 {
 			t.Fatalf("pod %s left no sandbox", name)
@@ -620,7 +621,7 @@ func TestReclaimListAndDown(t *testing.T) {
 	e.opts.Detach, e.opts.Wait, e.opts.Owner = false, "", runner.Owner{}
 	res := e.run(t, ctx, newPod("next", v1.RestartPolicyNever, sh("main", "exit 0")))
 	if !res.Pods[0].Reached() {
-		t.Errorf("next: outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Errorf("next: outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	if n := len(podSandboxes(t, e.rt, "orphan-uid")); n != 0 {
 		t.Errorf("the orphan's sandbox was not reclaimed (%d left)", n)
@@ -636,7 +637,7 @@ func TestReclaimListAndDown(t *testing.T) {
 	}
 
 	// A pod that a detached podrun runs is not run again.
-	if _, err := runner.Run(ctx, e.rt, []*v1.Pod{newPod("kept", v1.RestartPolicyAlways, ctr("main", "sleep", "infinity"))}, e.opts); err == nil ||
+	if _, err := runner.Run(ctx, e.rt, e.facts, []*v1.Pod{newPod("kept", v1.RestartPolicyAlways, ctr("main", "sleep", "infinity"))}, e.opts); err == nil ||
 		!strings.Contains(err.Error(), "already running (detached)") {
 		t.Errorf("Run of a running detached pod: err = %v, want already running", err)
 	}
@@ -664,7 +665,7 @@ func TestDownAll(t *testing.T) {
 	)
 	for _, r := range res.Pods {
 		if !r.Reached() {
-			t.Fatalf("pod %s: outcome %s, err %v", r.Pod.Name, r.OutcomeString(), r.Err)
+			t.Fatalf("pod %s: outcome %s, err %v", r.Pod.Name, r.Outcome, r.Err)
 		}
 	}
 	// With --wait=none the containers may still be starting; Down must
@@ -694,7 +695,7 @@ func TestRunOnFailureRestartsAFailedContainer(t *testing.T) {
 	res := e.run(t, context.Background(), newPod("retry", v1.RestartPolicyOnFailure, ctr("main", "x")))
 	r := res.Pods[0]
 	if !r.Reached() || r.Status.Phase != v1.PodSucceeded {
-		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.OutcomeString(), r.Status.Phase, r.Err)
+		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.Outcome, r.Status.Phase, r.Err)
 	}
 	cs := r.Status.ContainerStatuses[0]
 	if cs.RestartCount != 1 {
@@ -716,8 +717,8 @@ func TestRunStartErrorUnderNeverFailsWith128(t *testing.T) {
 	})
 	res := e.run(t, context.Background(), newPod("noexec", v1.RestartPolicyNever, ctr("main", "nope")))
 	r := res.Pods[0]
-	if r.OutcomeString() != "failed" {
-		t.Errorf("outcome = %s, err = %v; want failed", r.OutcomeString(), r.Err)
+	if r.Outcome != runner.OutcomeFailed {
+		t.Errorf("outcome = %s, err = %v; want failed", r.Outcome, r.Err)
 	}
 	if got := res.ExitCode(0); got != 128 {
 		t.Errorf("ExitCode = %d, want 128", got)
@@ -733,8 +734,8 @@ func TestRunSandboxFailureIsAPodrunError(t *testing.T) {
 	e.srv.FailNext("RunPodSandbox", fmt.Errorf("failed to setup network for sandbox: boom"))
 	res := e.run(t, context.Background(), newPod("nosb", v1.RestartPolicyNever, sh("main", "exit 0")))
 	r := res.Pods[0]
-	if r.OutcomeString() != "error" || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Errorf("outcome = %s, ExitCode = %d; want error, 125", r.OutcomeString(), res.ExitCode(0))
+	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
+		t.Errorf("outcome = %s, ExitCode = %d; want error, 125", r.Outcome, res.ExitCode(0))
 	}
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "boom") {
 		t.Errorf("err = %v, want the runtime's error", r.Err)
@@ -781,7 +782,7 @@ func TestRunRecreatesAStoppedSandbox(t *testing.T) {
 	res := e.run(t, ctx, newPod("phoenix", v1.RestartPolicyOnFailure, sh("main", "sleep 20; exit 0")))
 	r := res.Pods[0]
 	if !r.Reached() || r.Status.Phase != v1.PodSucceeded {
-		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.OutcomeString(), r.Status.Phase, r.Err)
+		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.Outcome, r.Status.Phase, r.Err)
 	}
 	cs := r.Status.ContainerStatuses[0]
 	if cs.RestartCount != 1 || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 137 {
@@ -807,8 +808,8 @@ func TestRunForceCutsTheGracePeriod(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("the run took %s: the grace period was not cut", took)
 	}
-	if r := res.Pods[0]; r.OutcomeString() != "timeout" {
-		t.Errorf("outcome = %s, err = %v; want timeout", r.OutcomeString(), r.Err)
+	if r := res.Pods[0]; r.Outcome != runner.OutcomeTimeout {
+		t.Errorf("outcome = %s, err = %v; want timeout", r.Outcome, r.Err)
 	}
 	e.assertTornDown(t)
 }
@@ -824,8 +825,8 @@ func TestRunWaitsOutTheGracePeriodOfAContainerIgnoringSIGTERM(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("the run took %s: it did not wait out the grace period", took)
 	}
-	if r := res.Pods[0]; r.OutcomeString() != "timeout" {
-		t.Errorf("outcome = %s, err = %v; want timeout", r.OutcomeString(), r.Err)
+	if r := res.Pods[0]; r.Outcome != runner.OutcomeTimeout {
+		t.Errorf("outcome = %s, err = %v; want timeout", r.Outcome, r.Err)
 	}
 	e.assertTornDown(t)
 }
@@ -835,7 +836,7 @@ func TestRunKeepsAnOutsidePodLogsDir(t *testing.T) {
 	e.opts.PodLogsDir = t.TempDir()
 	res := e.run(t, context.Background(), newPod("logs", v1.RestartPolicyNever, sh("main", "echo kept; exit 0")))
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome = %s, err = %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome = %s, err = %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	b, err := os.ReadFile(filepath.Join(e.opts.PodLogsDir, "default_logs_logs-uid", "main", "0.log"))
 	if err != nil {
@@ -853,11 +854,11 @@ func TestRunHostNetworkPod(t *testing.T) {
 	e.srv.SetCondition(runtimeapi.NetworkReady, false, "NetworkPluginNotReady", "cni config uninitialized")
 	pod := newPod("hostnet", v1.RestartPolicyNever, sh("main", "exit 0"))
 	pod.Spec.HostNetwork = true
-	e.opts.HostIP = "192.0.2.7"
+	e.facts.HostIP = "192.0.2.7"
 	res := e.run(t, context.Background(), pod)
 	r := res.Pods[0]
 	if !r.Reached() {
-		t.Fatalf("outcome = %s, err = %v", r.OutcomeString(), r.Err)
+		t.Fatalf("outcome = %s, err = %v", r.Outcome, r.Err)
 	}
 	if r.Status.PodIP != "192.0.2.7" || r.Status.HostIP != "192.0.2.7" {
 		t.Errorf("podIP = %q, hostIP = %q; want the host IP", r.Status.PodIP, r.Status.HostIP)
@@ -876,7 +877,7 @@ func TestRunSidecarDoesNotKeepACompletedPodAlive(t *testing.T) {
 	res := e.run(t, context.Background(), pod)
 	r := res.Pods[0]
 	if !r.Reached() || r.Status.Phase != v1.PodSucceeded {
-		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.OutcomeString(), r.Status.Phase, r.Err)
+		t.Fatalf("outcome = %s, phase = %s, err = %v; want reached, Succeeded", r.Outcome, r.Status.Phase, r.Err)
 	}
 	if order, _ := creates(); !slices.Equal(order, []string{"proxy", "main"}) {
 		t.Errorf("containers created in order %v, want [proxy main]", order)
@@ -891,14 +892,14 @@ func TestRunAgainAPodLeftByADeadPodrun(t *testing.T) {
 	e.opts.Owner = runner.Owner{RunID: "killed", PID: deadPID(t), PIDStart: 1}
 	pod := newPod("again", v1.RestartPolicyAlways, ctr("main", "sleep", "infinity"))
 	if res := e.run(t, ctx, pod); !res.Pods[0].Reached() {
-		t.Fatalf("first run: outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("first run: outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	// The same pod (same UID) again: its leftovers are reclaimed, not
 	// reported as a pod that is already running.
 	e.opts.Detach, e.opts.Wait, e.opts.Owner = false, runner.WaitReady, runner.Owner{}
 	res := e.run(t, ctx, pod)
 	if !res.Pods[0].Reached() {
-		t.Fatalf("second run: outcome %s, err %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("second run: outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	e.assertTornDown(t)
 }

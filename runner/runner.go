@@ -9,19 +9,16 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/credentials"
 )
 
 // Options configure a run.
 type Options struct {
 	RootDir    string // podrun's state and pod data dirs
 	PodLogsDir string // "" means <RootDir>/logs, removed with each pod
-	NodeName   string
-	HostIP     string // status.hostIP; "" leaves it unset
-
-	// Node is the node every pod is admitted against before anything is
-	// created (admit.go); NodeFromHost builds it. A zero Node (no Name)
-	// skips admission.
-	Node NodeInfo
 
 	Wait    WaitMode
 	Timeout time.Duration // 0: no limit
@@ -31,7 +28,6 @@ type Options struct {
 	Stderr   io.Writer // container stderr
 	Progress io.Writer // podrun's own progress lines; nil for --quiet
 
-	RuntimeName   string // container ID scheme, e.g. "containerd"
 	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
 	ClusterDNS    []string
 	ClusterDomain string
@@ -48,16 +44,15 @@ type Options struct {
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
 
-	// ImageCredentialsFile is a docker config.json (--image-credentials)
-	// whose credentials are tried after the pods' imagePullSecrets and
-	// before the node's docker config (see pullsecrets.go).
-	ImageCredentialsFile string
+	// ImageCredentials is the docker config.json of --image-credentials
+	// (credentials.LoadFile), tried after the pods' imagePullSecrets and
+	// before the node's docker config; nil for none.
+	ImageCredentials *credentials.Keyring
 
 	// CgroupRoot is the cgroup under which each pod gets its cgroup, by QoS
-	// class (cgroups.go); "" makes none and leaves the sandboxes' placement
-	// to the runtime. CgroupDriver is cgroupfs or systemd ("" is cgroupfs).
-	CgroupRoot   string
-	CgroupDriver string
+	// class (package cgroups, with the facts' driver); "" makes none and
+	// leaves the sandboxes' placement to the runtime.
+	CgroupRoot string
 
 	// SeccompProfileRoot is where Localhost seccomp profiles live
 	// (--seccomp-profile-root); "" means <RootDir>/seccomp, the kubelet's
@@ -69,15 +64,12 @@ type Options struct {
 type PodResult struct {
 	Pod     *v1.Pod
 	Status  v1.PodStatus // as observed when the wait ended
-	Outcome outcome
-	Err     error // set with outcomeError, and for teardown problems
+	Outcome Outcome
+	Err     error // set with OutcomeError, and for teardown problems
 }
 
-// Succeeded tells whether the pod reached its wait condition.
-func (r PodResult) Reached() bool { return r.Outcome == outcomeReached }
-
-// OutcomeString names the outcome: reached, failed, timeout, interrupted or error.
-func (r PodResult) OutcomeString() string { return r.Outcome.String() }
+// Reached tells whether the pod reached its wait condition.
+func (r PodResult) Reached() bool { return r.Outcome == OutcomeReached }
 
 // Result is the outcome of a run.
 type Result struct {
@@ -99,9 +91,10 @@ func (r *Result) Err() error {
 	return errors.Join(errs...)
 }
 
-// run is the state shared by the pods of one invocation.
-type run struct {
+// runState is the state shared by the pods of one invocation of Run.
+type runState struct {
 	rt    Runtime
+	facts Facts
 	opts  Options
 	obs   *observer
 	sink  *logSink
@@ -110,81 +103,45 @@ type run struct {
 	now   func() time.Time
 	prog  sync.Mutex
 
-	nodeKeyrings []*keyring // the node's image pull credentials, tried after a pod's
+	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
-	cgroups *cgroupHost       // nil: no pod cgroups
+	cgroups *cgroups.Host     // nil: no pod cgroups
+	cgsys   cgroups.System    // the host's cgroups, for reclaiming
 	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
 
-// Run runs the pods concurrently until each reaches the wait condition,
+// Run runs the pods concurrently, on the node and runtime the facts
+// describe (GatherFacts), until each reaches the wait condition,
 // fails, times out or ctx is cancelled (a signal), then tears them down
 // unless Detach is set. Problems that stop a pod from running at all are
 // reported in its PodResult with outcome error. A pod the node rejects
-// (admit.go) stops the whole run before anything is created: Run returns
-// the *AdmissionError of every rejected pod, joined, and a Result with each
+// (package admission) stops the whole run before anything is created: Run returns
+// the *admission.Error of every rejected pod, joined, and a Result with each
 // pod's status.
-func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result, error) {
-	if opts.Wait == "" {
-		opts.Wait = WaitAuto
+func Run(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options) (*Result, error) {
+	return runPods(ctx, rt, facts, pods, opts, cgroups.HostSystem())
+}
+
+// runPods is Run with the host's cgroups reached through cgsys.
+func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
+	// Admit every pod, and check what else can refuse it, before anything
+	// is listed, reclaimed or created: one refused pod and none runs.
+	if res, err := refusals(pods, facts, opts); err != nil {
+		return res, err
 	}
-	if opts.ResolvConf == "" {
-		opts.ResolvConf = "/etc/resolv.conf"
-	}
-	if opts.Owner.RunID == "" {
-		o, err := NewOwner(opts.Detach)
-		if err != nil {
-			return nil, err
-		}
-		opts.Owner = o
-	}
-	host, err := readResolvConf(opts.ResolvConf)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
-	}
-	// Admit every pod before anything is listed, reclaimed or created: one
-	// rejected pod and none runs.
-	if opts.Node.Name != "" {
-		if rejected := admitPods(pods, opts.Node); rejected != nil {
-			return rejectedResult(pods, rejected), joinRejections(rejected)
-		}
-	}
-	// Volumes podrun cannot set up (types that need an API server or a CSI
-	// driver, ConfigMaps and Secrets the run lacks, failed hostPath checks)
-	// refuse the run before anything is created too.
-	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
-		return nil, err
-	}
-	// hostUsers false on a runtime without user namespaces: refused too.
-	if err := checkUserns(ctx, rt, pods); err != nil {
-		return nil, err
-	}
-	rings, err := nodeKeyrings(opts.ImageCredentialsFile, nodeDockerConfigDirs(opts.RootDir))
+	r, err := newRunState(rt, facts, pods, opts, cgsys)
 	if err != nil {
 		return nil, err
 	}
-	cgroups, err := newCgroupHost(opts.CgroupRoot, opts.CgroupDriver)
-	if err != nil {
-		return nil, err
-	}
-	r := &run{
-		rt: rt, opts: opts, host: host, now: time.Now, nodeKeyrings: rings,
-		cgroups: cgroups, pods: pods,
-		obs:  newObserver(rt, opts.Owner.RunID),
-		sink: &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
-	}
-	n := 0
-	for _, p := range pods {
-		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
-	}
-	r.multi = n > 1
+	opts = r.opts
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
 	sbs, err := listManaged(ctx, rt)
 	if err != nil {
 		return nil, err
 	}
-	if err := reclaim(ctx, rt, opts.RootDir, sbs, r.progressf); err != nil {
+	if err := reclaim(ctx, rt, cgsys, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
 	if err := checkNotRunning(pods, sbs); err != nil {
@@ -202,7 +159,7 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	}
 	obsCtx, stopObs := context.WithCancel(context.Background())
 	defer stopObs()
-	go r.obs.run(obsCtx)
+	go r.obs.watch(obsCtx)
 
 	res := &Result{Pods: make([]PodResult, len(pods))}
 	var wg, syncing sync.WaitGroup
@@ -222,8 +179,62 @@ func Run(ctx context.Context, rt Runtime, pods []*v1.Pod, opts Options) (*Result
 	return res, nil
 }
 
+// refusals refuses the run before anything is created: a pod the node
+// rejects (the Result then holds each pod's status), a volume podrun
+// cannot set up (a type that needs an API server or a CSI driver, a
+// ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
+// false on a runtime without user namespaces.
+func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
+	if facts.Node.Name != "" {
+		if rejected := admission.Admit(pods, facts.Node); rejected != nil {
+			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
+		}
+	}
+	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
+		return nil, err
+	}
+	return nil, checkUserns(pods, facts.RuntimeHandlers)
+}
+
+// newRunState is the state of a run, with the options' defaults filled in.
+func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*runState, error) {
+	if opts.Wait == "" {
+		opts.Wait = WaitAuto
+	}
+	if opts.ResolvConf == "" {
+		opts.ResolvConf = "/etc/resolv.conf"
+	}
+	if opts.Owner.RunID == "" {
+		o, err := NewOwner(opts.Detach)
+		if err != nil {
+			return nil, err
+		}
+		opts.Owner = o
+	}
+	host, err := readResolvConf(opts.ResolvConf)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
+	}
+	cgHost, err := cgroups.NewHost(opts.CgroupRoot, facts.CgroupDriver, cgsys)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, p := range pods {
+		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
+	}
+	return &runState{
+		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
+		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
+		cgroups:      cgHost, cgsys: cgsys, pods: pods,
+		obs:   newObserver(rt, opts.Owner.RunID),
+		sink:  &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
+		multi: n > 1,
+	}, nil
+}
+
 // progressf writes one line of podrun's own progress.
-func (r *run) progressf(format string, args ...any) {
+func (r *runState) progressf(format string, args ...any) {
 	if r.opts.Progress == nil {
 		return
 	}
@@ -233,38 +244,59 @@ func (r *run) progressf(format string, args ...any) {
 }
 
 // runPod runs one pod: set up, sync until the wait ends, tear down.
-func (r *run) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
+func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
 	p := newPodRun(r, pod)
 	o, err := p.syncLoop(waitCtx)
 	synced()
 	switch {
 	case err != nil:
-		o = outcomeError
-	case o == outcomeWaiting && ctx.Err() != nil:
-		o = outcomeInterrupted
-	case o == outcomeWaiting:
-		o = outcomeTimeout
+		o = OutcomeError
+	case o == OutcomeWaiting && ctx.Err() != nil:
+		o = OutcomeInterrupted
+	case o == OutcomeWaiting:
+		o = OutcomeTimeout
 	}
 	switch o {
-	case outcomeError:
+	case OutcomeError:
 		p.event("Failed", "%v", err)
-	case outcomeTimeout:
+	case OutcomeTimeout:
 		p.event("Timeout", "timed out after %s waiting for the pod (--timeout)", r.opts.Timeout)
-	case outcomeInterrupted:
+	case OutcomeInterrupted:
 		p.event("Interrupted", "stopping")
 	}
-	res := PodResult{Pod: pod, Status: p.last, Outcome: o, Err: err}
-	if r.opts.Detach && o == outcomeReached {
+	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
+	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
 		p.event("Detached", "leaving the pod running")
 		return res
 	}
 	if terr := p.teardown(); terr != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("tearing down: %w", terr))
-		if res.Outcome != outcomeError {
-			res.Outcome = outcomeError
+		if res.Outcome != OutcomeError {
+			res.Outcome = OutcomeError
 		}
 	}
-	res.Status = p.last // final once teardown stopped a pod that ended (observeFinal)
+	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
+	return res
+}
+
+// rejectedResult is the result of a run that admission stopped: a rejected
+// pod has the status the kubelet gives it (Failed, with the reason and
+// message); the others stay Pending, never started.
+func rejectedResult(pods []*v1.Pod, rejected []*admission.Error) *Result {
+	byPod := map[string]*admission.Error{}
+	for _, e := range rejected {
+		byPod[e.Namespace+"/"+e.Name] = e
+	}
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	for i, p := range pods {
+		r := PodResult{Pod: p, Outcome: OutcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
+		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
+			r.Status, r.Err = e.Status(), e
+		} else {
+			r.Err = errors.New("not started: another pod of the run was rejected")
+		}
+		res.Pods[i] = r
+	}
 	return res
 }

@@ -5,11 +5,25 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri"
 )
 
-// Runtime is the part of the CRI that the runner uses. The real client in
-// package cri satisfies it; unit tests use a fake.
+// Runtime is the part of the CRI that the runner uses: all of it, so that
+// no stage asks the runtime for anything else. The real client in package
+// cri satisfies it; unit tests run it against cri/fake.
 type Runtime interface {
+	// DialVersion is the runtime's CRI Version, asked when it was dialled.
+	DialVersion() *runtimeapi.VersionResponse
+	// ReadyStatus is CRI Status (verbose: with the Info map), checked for
+	// RuntimeReady and, with needNetwork, NetworkReady (GatherFacts).
+	ReadyStatus(ctx context.Context, needNetwork, verbose bool) (*runtimeapi.StatusResponse, error)
+	// CgroupDriver is CRI RuntimeConfig's cgroup driver (GatherFacts).
+	CgroupDriver(ctx context.Context) (string, error)
+	// GetContainerEvents subscribes to container events (observe.go); a
+	// runtime without them says so through the stream.
+	GetContainerEvents(ctx context.Context) (*cri.EventStream, error)
+
 	RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
 	StopPodSandbox(ctx context.Context, id string) error
 	RemovePodSandbox(ctx context.Context, id string) error

@@ -6,23 +6,30 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/runner/admission"
 )
 
 // The kubelet's default masked and read-only paths
 // (pkg/securitycontext/util.go, kept in sync with moby's oci/defaults.go),
 // sent for every container unless procMount is Unmasked: the kubelet does
 // not leave them to the runtime.
-var (
-	defaultMaskedPaths = []string{
+// defaultMaskedPaths and defaultReadonlyPaths are fresh copies of the
+// runtime defaults listed here, for a container's config to own.
+func defaultMaskedPaths() []string {
+	return []string{
 		"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys",
 		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
 		"/proc/sched_debug", "/proc/scsi", "/sys/firmware",
 		"/sys/devices/virtual/powercap",
 	}
-	defaultReadonlyPaths = []string{
+}
+
+func defaultReadonlyPaths() []string {
+	return []string{
 		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 	}
-)
+}
 
 // seccompProfileRoot is --seccomp-profile-root, by default <root-dir>/seccomp
 // as the kubelet's (kuberuntime's seccompProfileRoot under its root dir).
@@ -173,8 +180,8 @@ func containerSecurityContext(pod *v1.Pod, c *v1.Container, u imageUser, seccomp
 	if procMount != nil && *procMount == v1.UnmaskedProcMount {
 		out.MaskedPaths, out.ReadonlyPaths = []string{}, []string{}
 	} else {
-		out.MaskedPaths = append([]string(nil), defaultMaskedPaths...)
-		out.ReadonlyPaths = append([]string(nil), defaultReadonlyPaths...)
+		out.MaskedPaths = defaultMaskedPaths()
+		out.ReadonlyPaths = defaultReadonlyPaths()
 	}
 	return out, nil
 }
@@ -208,10 +215,10 @@ func seccompProfile(pod *v1.Pod, c *v1.Container, root string) (*runtimeapi.Secu
 }
 
 // appArmorRuntimeProfile is the kubelet's getAppArmorProfile: the
-// container's effective profile (appArmorProfile in admit.go) as a CRI
+// container's effective profile (admission.AppArmorProfile) as a CRI
 // profile and in the deprecated string form; none when nothing is asked.
 func appArmorRuntimeProfile(pod *v1.Pod, c *v1.Container) (*runtimeapi.SecurityProfile, string, error) {
-	p := appArmorProfile(pod, c)
+	p := admission.AppArmorProfile(pod, c)
 	if p == nil {
 		return nil, "", nil
 	}

@@ -34,7 +34,7 @@ func TestContainerSecurityContext(t *testing.T) {
 				if sc.Seccomp.ProfileType != runtimeapi.SecurityProfile_Unconfined || sc.Apparmor != nil {
 					t.Errorf("seccomp = %v apparmor = %v", sc.Seccomp, sc.Apparmor)
 				}
-				if !reflect.DeepEqual(sc.MaskedPaths, defaultMaskedPaths) || !reflect.DeepEqual(sc.ReadonlyPaths, defaultReadonlyPaths) {
+				if !reflect.DeepEqual(sc.MaskedPaths, defaultMaskedPaths()) || !reflect.DeepEqual(sc.ReadonlyPaths, defaultReadonlyPaths()) {
 					t.Errorf("masked = %v readonly = %v", sc.MaskedPaths, sc.ReadonlyPaths)
 				}
 			}},

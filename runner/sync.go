@@ -10,17 +10,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 
 // podRun is the state of one pod during a run.
 type podRun struct {
-	r       *run
+	r       *runState
 	pod     *v1.Pod
 	uid     string
 	dataDir string      // "" until created
 	volumes *podVolumes // the pod's volumes (volumes.go); nil until set up
-	cgroup  string      // the pod's cgroup (cgroups.go); "" until created or without pod cgroups
+	cgroup  string      // the pod's cgroup (package cgroups); "" until created or without pod cgroups
 	logDir  string
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
 
@@ -28,27 +29,30 @@ type podRun struct {
 	ips       map[string][]string                     // sandbox ID → pod IPs
 	reasons   map[string]waitingReason                // container name → why it waits
 	backoff   backOff                                 // container restarts, by container name
-	pullBack  backOff                                 // image pulls, by "<podUID>_<image>"
-	images    map[string]string                       // image → ref, pulled or found in this run
-	imageInfo map[string]*runtimeapi.Image            // ref → the runtime's ImageStatus, once read
+	images    podImages                               // what the run knows of the pod's images (image.go)
 	startTime time.Time
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
 	wake      <-chan struct{}
-	prober    *podProber   // the pod's probe workers (probe.go); nil until the sync loop starts
+	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 
-	status *podStatus // last observed
+	observed *runtimeStatus // the runtime's view of the pod, last observed
 
-	// What the current act created, started or stopped, for observeActed.
-	touched          []string                 // container IDs
-	touchedSandboxes []*runtimeapi.PodSandbox // sandboxes it created
-	touchedAll       bool                     // it killed the pod: list everything
-	last             v1.PodStatus             // last generated API status
+	apiStatus v1.PodStatus // the v1.PodStatus last generated from observed
+
+	acted actedOn // what the current act touched, for observeActed
 }
 
-func newPodRun(r *run, pod *v1.Pod) *podRun {
+// actedOn is what an act created, started or stopped.
+type actedOn struct {
+	containers []string                 // container IDs
+	sandboxes  []*runtimeapi.PodSandbox // sandboxes it created
+	all        bool                     // it killed the pod: list everything
+}
+
+func newPodRun(r *runState, pod *v1.Pod) *podRun {
 	uid := string(pod.UID)
 	logsRoot, own := r.opts.PodLogsDir, false
 	if logsRoot == "" {
@@ -61,13 +65,12 @@ func newPodRun(r *run, pod *v1.Pod) *podRun {
 		sandboxes: map[string]*runtimeapi.PodSandboxConfig{},
 		ips:       map[string][]string{},
 		reasons:   map[string]waitingReason{},
-		images:    map[string]string{},
-		imageInfo: map[string]*runtimeapi.Image{},
+		images:    podImages{refs: map[string]string{}, info: map[string]*runtimeapi.Image{}},
 		wake:      r.obs.subscribe(uid),
-		status:    &podStatus{},
+		observed:  &runtimeStatus{},
 	}
 	p.logs = newLogSet(r.sink, pod.Name, r.multi)
-	p.last = p.apiStatus()
+	p.apiStatus = p.generateAPIStatus()
 	return p
 }
 
@@ -76,19 +79,19 @@ func (p *podRun) event(reason, format string, args ...any) {
 	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
 }
 
-// apiStatus generates the pod's API status from what was last observed,
+// generateAPIStatus generates the pod's API status from what was last observed,
 // keeping each condition's lastTransitionTime until its status changes.
-func (p *podRun) apiStatus() v1.PodStatus {
+func (p *podRun) generateAPIStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
-		Pod: p.pod, Status: p.status, Reasons: p.reasons, Probes: p.probes,
-		RuntimeName: p.r.opts.RuntimeName, HostIP: p.r.opts.HostIP, StartTime: p.startTime,
+		Pod: p.pod, Status: p.observed, Reasons: p.reasons, Probes: p.probes,
+		RuntimeName: p.r.facts.RuntimeName, HostIP: p.r.facts.HostIP, StartTime: p.startTime,
 		Terminal: p.terminal,
 	})
 	now := metav1.NewTime(p.r.now())
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.LastTransitionTime = now
-		for _, prev := range p.last.Conditions {
+		for _, prev := range p.apiStatus.Conditions {
 			if prev.Type == c.Type && prev.Status == c.Status {
 				c.LastTransitionTime = prev.LastTransitionTime
 			}
@@ -104,74 +107,74 @@ func (p *podRun) apiStatus() v1.PodStatus {
 // ended. A pod whose wait ended otherwise (ready, timeout, signal) keeps the
 // status it had then, which says why it was not done.
 func (p *podRun) observeFinal(ctx context.Context) {
-	if p.last.Phase != v1.PodSucceeded && p.last.Phase != v1.PodFailed {
+	if p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
 	// Only what still ran can have changed: without it, no need to ask.
-	running := slices.ContainsFunc(p.status.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
+	running := slices.ContainsFunc(p.observed.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
 	if running {
 		if err := p.r.obs.poll(ctx); err != nil {
 			return
 		}
-		p.status = p.r.obs.podStatus(p.uid, p.ips)
+		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 	}
 	p.terminal = true
-	p.last = p.apiStatus()
+	p.apiStatus = p.generateAPIStatus()
 }
 
 // syncLoop observes, decides and acts until the wait for the pod is over or
-// ctx ends (outcomeWaiting then). An error means podrun cannot run the pod.
-func (p *podRun) syncLoop(ctx context.Context) (outcome, error) {
+// ctx ends (OutcomeWaiting then). An error means podrun cannot run the pod.
+func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 	if err := p.setUp(); err != nil {
-		return outcomeError, err
+		return OutcomeError, err
 	}
-	p.prober = newPodProber(p)
+	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
 	p.prober.start(ctx)
 	defer p.prober.stop()
 	for {
-		p.status = p.r.obs.podStatus(p.uid, p.ips)
-		p.logs.update(p.status)
+		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+		p.logs.update(p.observed)
 		p.probes = p.prober.snapshot()
-		p.last = p.apiStatus()
-		p.prober.observe(p.status, p.last.PodIP)
-		if o := waitOutcome(p.r.opts.Wait, p.pod, p.last, p.started); o != outcomeWaiting {
+		p.apiStatus = p.generateAPIStatus()
+		p.prober.observe(p.observed, p.apiStatus.PodIP)
+		if o := waitOutcome(p.r.opts.Wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
 			return o, nil
 		}
 
-		actions := computePodActions(planInput{Pod: p.pod, Status: p.status, Probes: p.probes})
+		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
 		if actions.KillPod && !actions.CreateSandbox {
 			// Nothing runs and nothing will: the pod is over. Only a pod
 			// whose containers all succeeded reached its goal; one whose
 			// sandbox died before its containers ran did not.
-			if p.last.Phase == v1.PodSucceeded {
-				return outcomeReached, nil
+			if p.apiStatus.Phase == v1.PodSucceeded {
+				return OutcomeReached, nil
 			}
-			return outcomeFailed, nil
+			return OutcomeFailed, nil
 		}
 		acted, nextWake, err := p.act(ctx, actions)
 		if ctx.Err() != nil {
-			return outcomeWaiting, nil
+			return OutcomeWaiting, nil
 		}
 		if err != nil {
 			// Report what was created and the reason the act recorded
 			// (ErrImageNeverPull, ...).
 			_ = p.r.obs.poll(context.WithoutCancel(ctx))
-			p.status = p.r.obs.podStatus(p.uid, p.ips)
-			p.last = p.apiStatus()
-			return outcomeError, err
+			p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+			p.apiStatus = p.generateAPIStatus()
+			return OutcomeError, err
 		}
 		p.started = true
 		if acted {
 			if err := p.observeActed(ctx); err != nil && ctx.Err() == nil {
-				return outcomeError, fmt.Errorf("observing the runtime: %w", err)
+				return OutcomeError, fmt.Errorf("observing the runtime: %w", err)
 			}
 			continue
 		}
 		// Nothing started: the act may have recorded why (CrashLoopBackOff,
 		// ImagePullBackOff), which the status shows while the loop waits.
-		p.last = p.apiStatus()
+		p.apiStatus = p.generateAPIStatus()
 		if !p.sleep(ctx, nextWake) {
-			return outcomeWaiting, nil
+			return OutcomeWaiting, nil
 		}
 	}
 }
@@ -203,7 +206,7 @@ func (p *podRun) setUp() error {
 	h := p.r.cgroups
 	cgroup := ""
 	if h != nil {
-		cgroup = h.podCgroupName(p.pod)
+		cgroup = h.PodCgroupName(p.pod)
 	}
 	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
 		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir, Cgroup: cgroup,
@@ -213,7 +216,7 @@ func (p *podRun) setUp() error {
 	}
 	p.dataDir = dir
 	if h != nil {
-		cg, err := h.ensurePodCgroup(p.pod, p.r.pods)
+		cg, err := h.EnsurePodCgroup(p.pod, p.r.pods)
 		p.cgroup = cg // removed at teardown, even when made in part
 		if err != nil {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
@@ -231,8 +234,8 @@ func (p *podRun) setUp() error {
 // touched is re-read directly; a pod kill (which touches everything) is
 // followed by a full poll.
 func (p *podRun) observeActed(ctx context.Context) error {
-	ids, sbs, full := p.touched, p.touchedSandboxes, p.touchedAll
-	p.touched, p.touchedSandboxes, p.touchedAll = nil, nil, false
+	ids, sbs, full := p.acted.containers, p.acted.sandboxes, p.acted.all
+	p.acted = actedOn{}
 	if full {
 		return p.r.obs.poll(ctx)
 	}
@@ -253,7 +256,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 			return true, nextWake, err
 		}
-		acted, p.touchedAll = true, true
+		acted, p.acted.all = true, true
 	}
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
@@ -262,7 +265,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 			return true, nextWake, err
 		}
 		acted = true
-		p.touched = append(p.touched, id)
+		p.acted.containers = append(p.acted.containers, id)
 	}
 	// 3. Create the sandbox.
 	sandboxID := a.SandboxID
@@ -283,7 +286,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		if err != nil {
 			return acted, nextWake, err
 		}
-		if !started && !isSidecar(c) {
+		if !started && !podresources.IsSidecar(c) {
 			return acted, nextWake, nil
 		}
 	}
@@ -336,7 +339,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	// The observer learns of it now rather than from a listing.
 	sb := &runtimeapi.PodSandbox{Id: id, Metadata: cfg.Metadata, State: runtimeapi.PodSandboxState_SANDBOX_READY,
 		CreatedAt: p.r.now().UnixNano(), Labels: cfg.Labels, Annotations: cfg.Annotations}
-	p.touchedSandboxes = append(p.touchedSandboxes, sb)
+	p.acted.sandboxes = append(p.acted.sandboxes, sb)
 	if !p.pod.Spec.HostNetwork {
 		st, err := p.r.rt.PodSandboxStatus(ctx, id, false)
 		if err != nil {
@@ -357,19 +360,9 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 // startContainer starts one container instance unless it is in back-off.
 // It reports whether it started one, and when a deferred start is due.
 func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Container) (bool, time.Time, error) {
-	now := p.r.now()
-	prev := p.status.latest(c.Name)
-	if prev != nil && prev.State == stateExited {
-		// The kubelet's doBackOff: the back-off runs from the last exit.
-		if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
-			if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
-				p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
-			}
-			p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
-			return false, until, nil
-		}
-		p.backoff.next(c.Name, prev.FinishedAt, now)
+	prev := p.observed.latest(c.Name)
+	if until, in := p.restartBackOff(c, prev); in {
+		return false, until, nil
 	}
 
 	sandboxCfg := p.sandboxes[sandboxID]
@@ -385,51 +378,9 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	if prev != nil {
 		restartCount = prev.RestartCount + 1
 	}
-	var cfg *runtimeapi.ContainerConfig
-	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
-	img, err := p.imageStatus(ctx, ref)
+	cfg, err := p.makeContainerConfig(ctx, sandboxID, c, ref, restartCount)
 	if err != nil {
-		err = &configError{err.Error()}
-	} else {
-		cfg, err = containerConfig(containerInput{
-			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
-			PodIPs: p.ips[sandboxID], HostIP: p.r.opts.HostIP, Node: volumeNode(p.r.opts.Node),
-			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
-			MemoryCapacity: p.r.opts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
-			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
-			UsernsBase: p.r.userns[p.uid],
-		})
-	}
-	if err != nil {
-		// A config error ends the run (exit 125); the status shows the
-		// reason and the kubelet's message.
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		p.event("Failed", "Error: %v", err)
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	// The kubelet's makeMounts, after the environment (for subPathExpr):
-	// the volume mounts come first.
-	mounts, err := p.containerMounts(c, cfg.Envs)
-	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	cfg.Mounts = append(mounts, cfg.Mounts...)
-	// Then the managed /etc/hosts, rewritten for every start (kubelet
-	// makeMounts), and the instance's termination message file (kuberuntime
-	// makeMounts; like the kubelet, a file that cannot be made is skipped).
-	hosts, err := p.hostsMount(c, p.ips[sandboxID])
-	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
-		return false, time.Time{}, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
-	}
-	if hosts != nil {
-		cfg.Mounts = append(cfg.Mounts, hosts)
-	}
-	if term, err := p.terminationMount(c); err != nil {
-		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
-	} else if term != nil {
-		cfg.Mounts = append(cfg.Mounts, term)
+		return false, time.Time{}, err
 	}
 	hookCtx := ctx // a signal may cut the postStart hook
 	// As for the sandbox, a signal must not cut create or start midway.
@@ -441,12 +392,12 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		// ready sandbox the runtime refuses this container for good.
 		if st, serr := p.r.rt.PodSandboxStatus(ctx, sandboxID, false); serr == nil &&
 			st.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
-			p.touchedAll = true
+			p.acted.all = true
 			return true, time.Time{}, nil
 		}
 		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
 	}
-	p.touched = append(p.touched, id)
+	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
 		// The container ends up exited; the restart policy decides what next.
@@ -462,81 +413,78 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	return true, time.Time{}, nil
 }
 
-// ensureImage makes sure the runtime has the container's image, pulling it
-// as imagePullPolicy says, and returns the image reference to create with.
-// It follows the kubelet's EnsureImageExists: a pull that fails is retried
-// with back-off (ErrImagePull, then ImagePullBackOff until the back-off
-// ends; no reference, and wakeAt says when to look again). Unlike the
-// kubelet, a pull that fails for good (permanentPullFailure) ends the run.
-// imageStatus is the runtime's ImageStatus of ref, read once per run.
-func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
-	if img, ok := p.imageInfo[ref]; ok {
-		return img, nil
+// restartBackOff is the kubelet's doBackOff for a container whose newest
+// instance prev exited: while the back-off from its exit runs, the
+// container waits in CrashLoopBackOff until the returned time; past it,
+// the next restart's back-off is recorded.
+func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until time.Time, in bool) {
+	if prev == nil || prev.State != stateExited {
+		return time.Time{}, false
 	}
-	img, err := p.r.rt.ImageStatus(ctx, ref)
-	if err == nil && img != nil {
-		p.imageInfo[ref] = img
+	now := p.r.now()
+	if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
+		if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
+			p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
+		return until, true
 	}
-	return img, err
+	p.backoff.next(c.Name, prev.FinishedAt, now)
+	return time.Time{}, false
 }
 
-func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := parseImageName(c.Image); err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
-	}
-	image := imageWithDefaultTag(c.Image)
-	if ref, ok := p.images[image]; ok && c.ImagePullPolicy != v1.PullAlways {
-		return ref, time.Time{}, nil
-	}
-	st, err := p.r.rt.ImageStatus(ctx, image)
+// makeContainerConfig is the CRI config of the container's instance
+// restartCount from image ref, with its mounts. What fails is a
+// CreateContainerConfigError, recorded as the container's waiting reason.
+func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v1.Container, ref string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+	var cfg *runtimeapi.ContainerConfig
+	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
+	img, err := p.imageStatus(ctx, ref)
 	if err != nil {
-		return "", time.Time{}, &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
+		err = &configError{err.Error()}
+	} else {
+		cfg, err = containerConfig(containerInput{
+			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
+			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
+			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+			UsernsBase: p.r.userns[p.uid],
+		})
 	}
-	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)
 	if err != nil {
-		p.reasons[c.Name] = waitingReason{Reason: reasonErrImageNeverPull, Message: err.(*pullError).Message}
-		return "", time.Time{}, err
+		// A config error ends the run (exit 125); the status shows the
+		// reason and the kubelet's message.
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		p.event("Failed", "Error: %v", err)
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
-	if !pull {
-		p.event("Pulled", "Container image %q already present on machine", c.Image)
-		ref := st.Id
-		p.images[image] = ref
-		p.imageInfo[ref] = st
-		return ref, time.Time{}, nil
-	}
-	key := p.uid + "_" + c.Image
-	now := p.r.now()
-	if until, in := p.pullBack.untilSinceUpdate(key, now); in {
-		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		if p.reasons[c.Name].Reason != reasonImagePullBackOff {
-			p.event("BackOff", "%s", msg)
-		}
-		p.reasons[c.Name] = waitingReason{Reason: reasonImagePullBackOff, Message: msg}
-		return "", until, nil
-	}
-	p.event("Pulling", "Pulling image %q", c.Image)
-	ref, err = p.pullWithCredentials(ctx, image, sandboxCfg)
+	// The kubelet's makeMounts, after the environment (for subPathExpr):
+	// the volume mounts come first.
+	mounts, err := p.containerMounts(c, cfg.Envs)
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", time.Time{}, ctx.Err()
-		}
-		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
-		if why, ok := permanentPullFailure(err.Error()); ok {
-			return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
-		}
-		p.event("Failed", "%s", msg)
-		p.event("Failed", "Error: %s", reasonErrImagePull)
-		p.pullBack.next(key, now, p.r.now())
-		// Look again at once: that sync finds the pull in back-off and
-		// reports ImagePullBackOff until it ends.
-		return "", p.r.now(), nil
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
-	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(now).Round(time.Millisecond))
-	p.images[image] = ref
-	return ref, time.Time{}, nil
+	cfg.Mounts = append(mounts, cfg.Mounts...)
+	// Then the managed /etc/hosts, rewritten for every start (kubelet
+	// makeMounts), and the instance's termination message file (kuberuntime
+	// makeMounts; like the kubelet, a file that cannot be made is skipped).
+	hosts, err := p.hostsMount(c, p.ips[sandboxID])
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	if hosts != nil {
+		cfg.Mounts = append(cfg.Mounts, hosts)
+	}
+	if term, err := p.terminationMount(c); err != nil {
+		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
+	} else if term != nil {
+		cfg.Mounts = append(cfg.Mounts, term)
+	}
+	return cfg, nil
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least

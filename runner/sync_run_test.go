@@ -25,7 +25,7 @@ func TestRunTransientPullFailureShowsImagePullBackOffUntilTimeout(t *testing.T) 
 	res := e.run(t, context.Background(), newPod("flaky", v1.RestartPolicyNever, c))
 	r := res.Pods[0]
 	if got := res.ExitCode(0); got != runner.ExitTimeout {
-		t.Errorf("ExitCode = %d (%s, %v), want %d: a transient failure is retried until --timeout", got, r.OutcomeString(), r.Err, runner.ExitTimeout)
+		t.Errorf("ExitCode = %d (%s, %v), want %d: a transient failure is retried until --timeout", got, r.Outcome, r.Err, runner.ExitTimeout)
 	}
 	w := r.Status.ContainerStatuses[0].State.Waiting
 	if w == nil || w.Reason != "ImagePullBackOff" || w.Message != `Back-off pulling image "registry.test/flaky:1"` {
@@ -60,13 +60,13 @@ func TestRunTransientPullFailureIsRetriedAfterTheBackOff(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // beyond runLimit
 	defer cancel()
-	res, err := runner.Run(ctx, e.rt, []*v1.Pod{newPod("flaky", v1.RestartPolicyNever, c)}, e.opts)
+	res, err := runner.Run(ctx, e.rt, e.facts, []*v1.Pod{newPod("flaky", v1.RestartPolicyNever, c)}, e.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
 	if !res.Pods[0].Reached() {
-		t.Fatalf("outcome = %s, err = %v; want the second pull to succeed", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("outcome = %s, err = %v; want the second pull to succeed", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	if p := e.srv.Pulls(); len(p) != 2 {
 		t.Errorf("%d pulls, want 2", len(p))

@@ -10,6 +10,10 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/volumes"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // teardownSlack bounds the teardown beyond the grace period: the runtime
@@ -37,7 +41,7 @@ func (p *podRun) teardown() error {
 		}
 	}
 	if p.ownLogs {
-		if err := removeDirSafely(p.logDir); err != nil {
+		if err := volumes.RemoveSafely(p.logDir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -46,12 +50,12 @@ func (p *podRun) teardown() error {
 	// before the data dir, whose owner record names it for a later run to
 	// reclaim should this one die in between.
 	if p.cgroup != "" {
-		if err := p.r.cgroups.removePodCgroup(p.cgroup); err != nil {
+		if err := p.r.cgroups.RemovePodCgroup(p.cgroup); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if p.dataDir != "" {
-		if err := removeDirSafely(p.dataDir); err != nil {
+		if err := volumes.RemoveSafely(p.dataDir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -123,7 +127,7 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	var sidecars [][]string
 	for i := range p.pod.Spec.InitContainers {
 		c := &p.pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if podresources.IsSidecar(c) {
 			sidecars = append([][]string{byName[c.Name]}, sidecars...) // reverse order
 		} else {
 			first = append(first, byName[c.Name]...)
@@ -171,7 +175,7 @@ func (p *podRun) stopContainers(ctx context.Context, ids []string, force <-chan 
 }
 
 func (p *podRun) containerName(id string) string {
-	for _, c := range p.status.Containers {
+	for _, c := range p.observed.Containers {
 		if c.ID == id {
 			return c.Name
 		}

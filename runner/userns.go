@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -93,17 +92,11 @@ func allocateUserns(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) (map[string]ui
 	return out, nil
 }
 
-// statusRuntime is a Runtime that answers CRI Status (cri.Client does).
-type statusRuntime interface {
-	Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error)
-}
-
 // checkUserns refuses, before anything is created, pods with hostUsers
 // false when the runtime handler does not report user namespace support
-// (CRI Status RuntimeHandlers[].Features.UserNamespaces), as the kubelet
-// does. podrun always uses the default handler (""). A runtime that cannot
-// answer Status is not asked; with no such pod, nothing is asked.
-func checkUserns(ctx context.Context, rt Runtime, pods []*v1.Pod) error {
+// (CRI Status RuntimeHandlers[].Features.UserNamespaces, in the facts), as
+// the kubelet does. podrun always uses the default handler ("").
+func checkUserns(pods []*v1.Pod, handlers []*runtimeapi.RuntimeHandler) error {
 	var want []*v1.Pod
 	for _, p := range pods {
 		if hostUsersOff(p) {
@@ -113,15 +106,7 @@ func checkUserns(ctx context.Context, rt Runtime, pods []*v1.Pod) error {
 	if len(want) == 0 {
 		return nil
 	}
-	sr, ok := rt.(statusRuntime)
-	if !ok {
-		return nil
-	}
-	st, err := sr.Status(ctx, false)
-	if err != nil {
-		return fmt.Errorf("asking the runtime whether it supports user namespaces: %w", err)
-	}
-	return usernsRefusal(want, st.GetRuntimeHandlers(), "")
+	return usernsRefusal(want, handlers, "")
 }
 
 // usernsRefusal: the error for pods (all with hostUsers false) when

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -39,7 +40,7 @@ func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secr
 // volumeNode is what the volume plugins need of the node: its allocatable
 // cpu, memory and ephemeral storage (the downward API's defaults for unset
 // limits, the ceiling of a memory-backed emptyDir).
-func volumeNode(n NodeInfo) volumes.Node {
+func volumeNode(n admission.Node) volumes.Node {
 	a := n.Allocatable
 	return volumes.Node{
 		AllocatableMilliCPU:         a.Cpu().MilliValue(),
@@ -54,7 +55,7 @@ func volumeNode(n NodeInfo) volumes.Node {
 // (exit 125).
 func (p *podRun) setUpVolumes() error {
 	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
-	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.opts.Node))
+	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestRunRefusesAPodWhoseConfigMapIsMissingBeforeAnything(t *testing.T) {
 		{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "game-demo"}}}},
 		{Name: "claim", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
 	}
-	_, err := runner.Run(context.Background(), e.rt, []*v1.Pod{ok, bad}, e.opts)
+	_, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{ok, bad}, e.opts)
 	if err == nil {
 		t.Fatal("Run accepted a pod whose ConfigMap the run lacks")
 	}
@@ -71,7 +71,7 @@ func TestRunMountsVolumesIntoContainers(t *testing.T) {
 	}
 	res := e.run(t, context.Background(), pod)
 	if !res.Pods[0].Reached() {
-		t.Fatalf("pod %s: %v", res.Pods[0].OutcomeString(), res.Pods[0].Err)
+		t.Fatalf("pod %s: %v", res.Pods[0].Outcome, res.Pods[0].Err)
 	}
 	podDir := filepath.Join(e.opts.RootDir, "pods", "vols-uid")
 	want := []*runtimeapi.Mount{

@@ -37,19 +37,22 @@ func effectiveWait(m WaitMode, pod *v1.Pod) WaitMode {
 	return WaitComplete
 }
 
-// outcome is how a pod's wait ended.
-type outcome int
+// Outcome is how a pod's wait ended.
+type Outcome int
 
+// The outcomes; OutcomeWaiting is never a PodResult's.
 const (
-	outcomeWaiting     outcome = iota // the wait goes on
-	outcomeReached                    // the wait condition holds
-	outcomeFailed                     // the pod failed
-	outcomeTimeout                    // --timeout expired
-	outcomeInterrupted                // SIGINT or SIGTERM
-	outcomeError                      // podrun could not run the pod (exit 125)
+	OutcomeWaiting     Outcome = iota // the wait goes on
+	OutcomeReached                    // the wait condition holds
+	OutcomeFailed                     // the pod failed
+	OutcomeTimeout                    // --timeout expired
+	OutcomeInterrupted                // SIGINT or SIGTERM
+	OutcomeError                      // podrun could not run the pod (exit 125)
 )
 
-func (o outcome) String() string {
+// String names the outcome: waiting, reached, failed, timeout, interrupted
+// or error.
+func (o Outcome) String() string {
 	return [...]string{"waiting", "reached", "failed", "timeout", "interrupted", "error"}[o]
 }
 
@@ -63,22 +66,22 @@ func (o outcome) String() string {
 //   - ready: the Ready condition is True; a pod that Succeeded counts as
 //     reached (it has nothing left to be ready for) and one that Failed as failed.
 //   - none: the pod has been started.
-func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) outcome {
+func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) Outcome {
 	switch st.Phase {
 	case v1.PodFailed:
-		return outcomeFailed
+		return OutcomeFailed
 	case v1.PodSucceeded:
-		return outcomeReached
+		return OutcomeReached
 	}
 	switch effectiveWait(m, pod) {
 	case WaitNone:
 		if started {
-			return outcomeReached
+			return OutcomeReached
 		}
 	case WaitReady:
 		for _, c := range st.Conditions {
 			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
-				return outcomeReached
+				return OutcomeReached
 			}
 		}
 	case WaitComplete:
@@ -98,10 +101,10 @@ func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) outcome
 		}
 		if allDone {
 			if allOK {
-				return outcomeReached
+				return OutcomeReached
 			}
-			return outcomeFailed
+			return OutcomeFailed
 		}
 	}
-	return outcomeWaiting
+	return OutcomeWaiting
 }

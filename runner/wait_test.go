@@ -68,40 +68,40 @@ func TestWaitOutcome(t *testing.T) {
 		policy  v1.RestartPolicy
 		mutate  func(*v1.PodStatus)
 		started bool
-		want    outcome
+		want    Outcome
 	}{
-		{"complete: a Running pod goes on", WaitComplete, v1.RestartPolicyNever, func(*v1.PodStatus) {}, true, outcomeWaiting},
-		{"complete: Succeeded is reached", WaitComplete, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
-		{"complete: Failed is failed", WaitComplete, v1.RestartPolicyOnFailure, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, outcomeFailed},
-		{"complete: Ready does not end the wait", WaitComplete, v1.RestartPolicyNever, setReady, true, outcomeWaiting},
+		{"complete: a Running pod goes on", WaitComplete, v1.RestartPolicyNever, func(*v1.PodStatus) {}, true, OutcomeWaiting},
+		{"complete: Succeeded is reached", WaitComplete, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, OutcomeReached},
+		{"complete: Failed is failed", WaitComplete, v1.RestartPolicyOnFailure, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, OutcomeFailed},
+		{"complete: Ready does not end the wait", WaitComplete, v1.RestartPolicyNever, setReady, true, OutcomeWaiting},
 		{"complete under Always: every regular container exited 0 is reached", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
 			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))}
-		}, true, outcomeReached},
+		}, true, OutcomeReached},
 		{"complete under Always: every regular container terminated, one non-zero, is failed", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
 			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(2))}
-		}, true, outcomeFailed},
+		}, true, OutcomeFailed},
 		{"complete under Always: one container still running goes on", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
 			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", running())}
-		}, true, outcomeWaiting},
+		}, true, OutcomeWaiting},
 		{"complete under Always: no container status yet goes on", WaitComplete, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
 			s.ContainerStatuses = nil
-		}, true, outcomeWaiting},
+		}, true, OutcomeWaiting},
 		{"complete under OnFailure: every container terminated is left to the phase", WaitComplete, v1.RestartPolicyOnFailure, func(s *v1.PodStatus) {
 			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(2))}
-		}, true, outcomeWaiting},
-		{"ready: the Ready condition ends the wait", WaitReady, v1.RestartPolicyAlways, setReady, true, outcomeReached},
-		{"ready: not Ready goes on", WaitReady, v1.RestartPolicyAlways, func(*v1.PodStatus) {}, true, outcomeWaiting},
-		{"ready: a pod that Succeeded has nothing left to be ready for", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
-		{"ready: a pod that Failed is failed", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, outcomeFailed},
-		{"auto under Always waits for Ready", WaitAuto, v1.RestartPolicyAlways, setReady, true, outcomeReached},
+		}, true, OutcomeWaiting},
+		{"ready: the Ready condition ends the wait", WaitReady, v1.RestartPolicyAlways, setReady, true, OutcomeReached},
+		{"ready: not Ready goes on", WaitReady, v1.RestartPolicyAlways, func(*v1.PodStatus) {}, true, OutcomeWaiting},
+		{"ready: a pod that Succeeded has nothing left to be ready for", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, OutcomeReached},
+		{"ready: a pod that Failed is failed", WaitReady, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, true, OutcomeFailed},
+		{"auto under Always waits for Ready", WaitAuto, v1.RestartPolicyAlways, setReady, true, OutcomeReached},
 		{"auto under Always ignores all containers exiting", WaitAuto, v1.RestartPolicyAlways, func(s *v1.PodStatus) {
 			s.ContainerStatuses = []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))}
-		}, true, outcomeWaiting},
-		{"auto under Never ignores Ready", WaitAuto, v1.RestartPolicyNever, setReady, true, outcomeWaiting},
-		{"auto under Never: Succeeded is reached", WaitAuto, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, outcomeReached},
-		{"none: a started pod is reached", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, true, outcomeReached},
-		{"none: a pod not started yet goes on", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, false, outcomeWaiting},
-		{"none: a pod that already Failed is failed", WaitNone, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, false, outcomeFailed},
+		}, true, OutcomeWaiting},
+		{"auto under Never ignores Ready", WaitAuto, v1.RestartPolicyNever, setReady, true, OutcomeWaiting},
+		{"auto under Never: Succeeded is reached", WaitAuto, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded }, true, OutcomeReached},
+		{"none: a started pod is reached", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, true, OutcomeReached},
+		{"none: a pod not started yet goes on", WaitNone, v1.RestartPolicyAlways, func(s *v1.PodStatus) { s.Phase = v1.PodPending }, false, OutcomeWaiting},
+		{"none: a pod that already Failed is failed", WaitNone, v1.RestartPolicyNever, func(s *v1.PodStatus) { s.Phase = v1.PodFailed }, false, OutcomeFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,13 +36,12 @@ const (
 // supportedMsg ends the error for any kind podrun does not run.
 const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
 
-// listKinds maps the list kinds podrun unwraps to the kind of their items
-// ("" for v1.List, whose items may be of any supported kind).
-var listKinds = map[string]string{
-	"List":          "",
-	"PodList":       "Pod",
-	"ConfigMapList": "ConfigMap",
-	"SecretList":    "Secret",
+// listItemKind says whether kind is a list kind podrun unwraps and the
+// kind of its items ("" for v1.List, whose items may be of any supported
+// kind).
+func listItemKind(kind string) (string, bool) {
+	item, ok := map[string]string{"List": "", "PodList": "Pod", "ConfigMapList": "ConfigMap", "SecretList": "Secret"}[kind]
+	return item, ok
 }
 
 // source describes one input: how errors show it, what identifies it in
@@ -347,7 +346,7 @@ func (d *decoder) document(doc document) {
 		return
 	}
 	kind, _, _ := typeMeta(m)
-	if elem, ok := listKinds[kind]; ok {
+	if elem, ok := listItemKind(kind); ok {
 		d.list(doc, m, kind, elem)
 		return
 	}
@@ -431,7 +430,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		}
 		return
 	default:
-		if _, ok := listKinds[kind]; ok {
+		if _, ok := listItemKind(kind); ok {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}
@@ -454,16 +453,27 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		return
 	}
 	uid := objectUID(d.src.identity, o, d.opts.NodeName, raw)
+	var errs field.ErrorList
 	switch obj := target.(type) {
 	case *v1.Pod:
 		defaultPod(obj, d.opts.NodeName)
-		if errs := validatePod(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
+		errs = validatePod(obj)
+	case *v1.ConfigMap:
+		defaultConfigMap(obj)
+		errs = validateConfigMap(obj)
+	case *v1.Secret:
+		defaultSecret(obj)
+		errs = validateSecret(obj)
+	}
+	if len(errs) > 0 {
+		d.fieldErrors(o, kind, name, errs)
+		return
+	}
+	if meta := target.(metav1.Object); meta.GetUID() == "" {
+		meta.SetUID(uid)
+	}
+	switch obj := target.(type) {
+	case *v1.Pod:
 		if obj.Annotations == nil {
 			obj.Annotations = map[string]string{}
 		}
@@ -471,24 +481,8 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		obj.Annotations[ConfigHashAnnotationKey] = string(obj.UID)
 		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o})
 	case *v1.ConfigMap:
-		defaultConfigMap(obj)
-		if errs := validateConfigMap(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
 	case *v1.Secret:
-		defaultSecret(obj)
-		if errs := validateSecret(obj); len(errs) > 0 {
-			d.fieldErrors(o, kind, name, errs)
-			return
-		}
-		if obj.UID == "" {
-			obj.UID = uid
-		}
 		d.set.Secrets = append(d.set.Secrets, &Secret{Secret: obj, Origin: o})
 	}
 }

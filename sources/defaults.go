@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/imageref"
 )
 
 // Defaults the API server applies (pkg/apis/core/v1/defaults.go and the
@@ -118,7 +120,7 @@ func defaultContainer(c *v1.Container, hostNetwork bool) {
 // (which an image with neither tag nor digest has), IfNotPresent for
 // everything else, including digest-only and unparsable references.
 func pullPolicy(image string) v1.PullPolicy {
-	if imageTag(image) == "latest" {
+	if imageref.Tag(image) == "latest" {
 		return v1.PullAlways
 	}
 	return v1.PullIfNotPresent

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -37,6 +36,7 @@ func checkFields(v any, t reflect.Type) []problem {
 
 type walker struct {
 	problems []problem
+	fields   map[reflect.Type]map[string]reflect.Type // jsonFields, by struct type
 }
 
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -69,7 +69,7 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected object, got %s", describe(v))
 			return
 		}
-		fields := jsonFields(t)
+		fields := w.jsonFields(t)
 		for _, k := range sortedKeys(m) {
 			ft, ok := fields[k]
 			if !ok {
@@ -114,30 +114,37 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected boolean, got %s", describe(v))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected integer, got %s", describe(v))
-		} else if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
-			w.add(p, "expected %d-bit integer, got %s", t.Bits(), describe(v))
-		}
+		w.number(v, p, "integer", fmt.Sprintf("%d-bit integer", t.Bits()), func(s string) error {
+			_, err := strconv.ParseInt(s, 10, t.Bits())
+			return err
+		})
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected unsigned integer, got %s", describe(v))
-		} else if _, err := strconv.ParseUint(n.String(), 10, t.Bits()); err != nil {
-			w.add(p, "expected %d-bit unsigned integer, got %s", t.Bits(), describe(v))
-		}
+		w.number(v, p, "unsigned integer", fmt.Sprintf("%d-bit unsigned integer", t.Bits()), func(s string) error {
+			_, err := strconv.ParseUint(s, 10, t.Bits())
+			return err
+		})
 	case reflect.Float32, reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			w.add(p, "expected number, got %s", describe(v))
-		} else if _, err := strconv.ParseFloat(n.String(), t.Bits()); err != nil {
-			w.add(p, "expected number, got %s", describe(v))
-		}
+		w.number(v, p, "number", "number", func(s string) error {
+			_, err := strconv.ParseFloat(s, t.Bits())
+			return err
+		})
 	case reflect.Interface:
 		// Anything goes.
 	default:
 		w.add(p, "cannot decode into Go type %s", t)
+	}
+}
+
+// number checks a JSON number for a Go numeric field: a number (what),
+// that parse takes (inRange: what the type holds).
+func (w *walker) number(v any, p *field.Path, what, inRange string, parse func(string) error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		w.add(p, "expected %s, got %s", what, describe(v))
+		return
+	}
+	if parse(n.String()) != nil {
+		w.add(p, "expected %s, got %s", inRange, describe(v))
 	}
 }
 
@@ -163,14 +170,13 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
-
 // jsonFields maps the JSON names of a struct's fields to their types,
 // following encoding/json: embedded structs without a name are inlined
-// (their fields lose to the outer struct's), "-" is skipped.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
+// (their fields lose to the outer struct's), "-" is skipped. The walk
+// remembers them per type.
+func (w *walker) jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := w.fields[t]; ok {
+		return m
 	}
 	m := map[string]reflect.Type{}
 	var embedded []reflect.Type
@@ -200,13 +206,16 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		m[name] = f.Type
 	}
 	for _, et := range embedded {
-		for k, ft := range jsonFields(et) {
+		for k, ft := range w.jsonFields(et) {
 			if _, ok := m[k]; !ok {
 				m[k] = ft
 			}
 		}
 	}
-	fieldCache.Store(t, m)
+	if w.fields == nil {
+		w.fields = map[reflect.Type]map[string]reflect.Type{}
+	}
+	w.fields[t] = m
 	return m
 }
 

@@ -47,14 +47,28 @@ func appendMsgs(errs field.ErrorList, p *field.Path, value any, msgs []string) f
 	return errs
 }
 
-var (
-	restartPolicies       = []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
-	dnsPolicies           = []v1.DNSPolicy{v1.DNSClusterFirstWithHostNet, v1.DNSClusterFirst, v1.DNSDefault, v1.DNSNone}
-	pullPolicies          = []v1.PullPolicy{v1.PullAlways, v1.PullNever, v1.PullIfNotPresent}
-	protocols             = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
-	terminationMsgPolicys = []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
-	mountPropagations     = []v1.MountPropagationMode{v1.MountPropagationNone, v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional}
-)
+// The values the API server accepts for each enumerated field.
+func restartPolicies() []v1.RestartPolicy {
+	return []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}
+}
+
+func dnsPolicies() []v1.DNSPolicy {
+	return []v1.DNSPolicy{v1.DNSClusterFirstWithHostNet, v1.DNSClusterFirst, v1.DNSDefault, v1.DNSNone}
+}
+
+func pullPolicies() []v1.PullPolicy {
+	return []v1.PullPolicy{v1.PullAlways, v1.PullNever, v1.PullIfNotPresent}
+}
+
+func protocols() []v1.Protocol { return []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP} }
+
+func terminationMsgPolicys() []v1.TerminationMessagePolicy {
+	return []v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}
+}
+
+func mountPropagations() []v1.MountPropagationMode {
+	return []v1.MountPropagationMode{v1.MountPropagationNone, v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional}
+}
 
 // validatePod validates a defaulted pod.
 func validatePod(pod *v1.Pod) field.ErrorList {
@@ -80,11 +94,11 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
 	}
 
-	if !containsString(restartPolicies, spec.RestartPolicy) {
-		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, restartPolicies))
+	if !containsString(restartPolicies(), spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("restartPolicy"), spec.RestartPolicy, restartPolicies()))
 	}
-	if !containsString(dnsPolicies, spec.DNSPolicy) {
-		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies))
+	if !containsString(dnsPolicies(), spec.DNSPolicy) {
+		errs = append(errs, field.NotSupported(sp.Child("dnsPolicy"), spec.DNSPolicy, dnsPolicies()))
 	}
 	if spec.DNSPolicy == v1.DNSNone && (spec.DNSConfig == nil || len(spec.DNSConfig.Nameservers) == 0) {
 		errs = append(errs, field.Required(sp.Child("dnsConfig", "nameservers"), "must provide at least one DNS nameserver when dnsPolicy is None"))
@@ -106,15 +120,7 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 	for i := range vols {
 		v := &vols[i]
 		vp := p.Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		case names[v.Name]:
-			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
-		default:
-			errs = appendMsgs(errs, vp.Child("name"), v.Name, validation.IsDNS1123Label(v.Name))
-		}
-		names[v.Name] = true
+		errs = validateUniqueName(errs, v.Name, vp.Child("name"), names)
 		switch n := volumeSourceCount(&v.VolumeSource); {
 		case n == 0:
 			errs = append(errs, field.Required(vp, "must specify a volume type"))
@@ -135,7 +141,7 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 				ip := vp.Child("downwardAPI", "items").Index(j)
 				errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
 				if it.FieldRef != nil {
-					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths, ip.Child("fieldRef"))...)
+					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths(), ip.Child("fieldRef"))...)
 				}
 			}
 		}
@@ -146,11 +152,10 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 func validateKeyToPaths(items []v1.KeyToPath, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, it := range items {
-		ip := p.Index(i)
 		if it.Key == "" {
-			errs = append(errs, field.Required(ip.Child("key"), ""))
+			errs = append(errs, field.Required(p.Index(i).Child("key"), ""))
 		}
-		errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+		errs = append(errs, validateItemPath(it.Path, p.Index(i).Child("path"))...)
 	}
 	return errs
 }
@@ -177,19 +182,26 @@ func validateLocalDescendingPath(s string, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateUniqueName checks a volume's or container's name: a DNS-1123
+// label, not one of names (the names seen so far), which it joins.
+func validateUniqueName(errs field.ErrorList, name string, p *field.Path, names map[string]bool) field.ErrorList {
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(p, ""))
+	case names[name]:
+		errs = append(errs, field.Duplicate(p, name))
+	default:
+		errs = appendMsgs(errs, p, name, validation.IsDNS1123Label(name))
+	}
+	names[name] = true
+	return errs
+}
+
 // validateContainer validates one init or regular container. names holds
 // the container names seen so far, across init and regular containers.
 func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bool, init bool) field.ErrorList {
 	var errs field.ErrorList
-	switch {
-	case c.Name == "":
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	case names[c.Name]:
-		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-	default:
-		errs = appendMsgs(errs, p.Child("name"), c.Name, validation.IsDNS1123Label(c.Name))
-	}
-	names[c.Name] = true
+	errs = validateUniqueName(errs, c.Name, p.Child("name"), names)
 
 	switch {
 	case strings.TrimSpace(c.Image) == "":
@@ -197,11 +209,11 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 	case strings.TrimSpace(c.Image) != c.Image:
 		errs = append(errs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
 	}
-	if !containsString(pullPolicies, c.ImagePullPolicy) {
-		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies))
+	if !containsString(pullPolicies(), c.ImagePullPolicy) {
+		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, pullPolicies()))
 	}
-	if !containsString(terminationMsgPolicys, c.TerminationMessagePolicy) {
-		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys))
+	if !containsString(terminationMsgPolicys(), c.TerminationMessagePolicy) {
+		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys()))
 	}
 
 	sidecar := false
@@ -281,8 +293,8 @@ func validatePorts(ports []v1.ContainerPort, p *field.Path) field.ErrorList {
 		if port.HostPort != 0 {
 			errs = appendMsgs(errs, pp.Child("hostPort"), port.HostPort, validation.IsValidPortNum(int(port.HostPort)))
 		}
-		if !containsString(protocols, port.Protocol) {
-			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, protocols))
+		if !containsString(protocols(), port.Protocol) {
+			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, protocols()))
 		}
 	}
 	return errs
@@ -312,18 +324,22 @@ func validateHostPorts(cs []v1.Container, p *field.Path) field.ErrorList {
 // server accepts for env vars and downwardAPI volume items;
 // metadata.labels['k'] and metadata.annotations['k'] are accepted for
 // both.
-var (
-	envFieldPaths = []string{
+func envFieldPaths() []string {
+	return []string{
 		"metadata.name", "metadata.namespace", "metadata.uid",
 		"spec.nodeName", "spec.serviceAccountName",
 		"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
 	}
-	volumeFieldPaths = []string{
+}
+
+func volumeFieldPaths() []string {
+	return []string{
 		"metadata.name", "metadata.namespace", "metadata.uid",
 		"metadata.labels", "metadata.annotations",
 	}
-	subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['(.+)'\]$`)
-)
+}
+
+var subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['(.+)'\]$`)
 
 func validateFieldRef(f *v1.ObjectFieldSelector, supported []string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -365,7 +381,7 @@ func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(vp, "", "may not be specified when `value` is not empty"))
 		}
 		if vf.FieldRef != nil {
-			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths, vp.Child("fieldRef"))...)
+			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths(), vp.Child("fieldRef"))...)
 		}
 	}
 	return errs
@@ -397,34 +413,48 @@ func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *fiel
 		if m.SubPath != "" && m.SubPathExpr != "" {
 			errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
 		}
-		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations, *mp) {
-			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations))
+		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations(), *mp) {
+			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations()))
 		}
 	}
 	return errs
 }
 
-func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
+// validateHandlerType is what probes and lifecycle handlers share: one
+// handler type (n are set), and an httpGet's port.
+func validateHandlerType(n int, httpGet *v1.HTTPGetAction, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	h := pr.ProbeHandler
-	switch n := countSet(h); {
+	switch {
 	case n == 0:
 		errs = append(errs, field.Required(p, "must specify a handler type"))
 	case n > 1:
 		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
 	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
+	if httpGet != nil {
+		errs = append(errs, validatePortNumOrName(httpGet.Port, p.Child("httpGet", "port"))...)
 	}
+	return errs
+}
+
+// validateExec: an exec handler needs a command.
+func validateExec(e *v1.ExecAction, p *field.Path) field.ErrorList {
+	if e != nil && len(e.Command) == 0 {
+		return field.ErrorList{field.Required(p.Child("exec", "command"), "")}
+	}
+	return nil
+}
+
+func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	h := pr.ProbeHandler
+	errs = append(errs, validateHandlerType(countSet(h), h.HTTPGet, p)...)
 	if h.TCPSocket != nil {
 		errs = append(errs, validatePortNumOrName(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
 	}
 	if h.GRPC != nil {
 		errs = appendMsgs(errs, p.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))
 	}
-	if h.Exec != nil && len(h.Exec.Command) == 0 {
-		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
-	}
+	errs = append(errs, validateExec(h.Exec, p)...)
 	for _, f := range []struct {
 		name string
 		v    int32
@@ -443,19 +473,8 @@ func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
 }
 
 func validateHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	switch n := countSet(*h); {
-	case n == 0:
-		errs = append(errs, field.Required(p, "must specify a handler type"))
-	case n > 1:
-		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
-	}
-	if h.HTTPGet != nil {
-		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
-	}
-	if h.Exec != nil && len(h.Exec.Command) == 0 {
-		errs = append(errs, field.Required(p.Child("exec", "command"), ""))
-	}
+	errs := validateHandlerType(countSet(*h), h.HTTPGet, p)
+	errs = append(errs, validateExec(h.Exec, p)...)
 	if h.Sleep != nil && h.Sleep.Seconds < 0 {
 		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
 	}

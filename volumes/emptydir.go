@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // planEmptyDir decides an emptyDir (kubelet pkg/volume/emptydir): a dir
@@ -35,7 +37,7 @@ func planEmptyDir(v *Volume, pod *v1.Pod, ed *v1.EmptyDirVolumeSource, node Node
 		if ed.SizeLimit != nil {
 			limit = ed.SizeLimit.Value()
 		}
-		v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podMemoryLimit(pod), limit)
+		v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podresources.MemoryLimit(pod), limit)
 	case strings.HasPrefix(string(ed.Medium), string(v1.StorageMediumHugePages)):
 		return fmt.Errorf("emptyDir medium %q is not supported by podrun (hugetlbfs needs the node's huge pages accounting)", ed.Medium)
 	default:
@@ -56,49 +58,6 @@ func memoryVolumeSize(allocatable, podLimit, sizeLimit int64) int64 {
 		}
 	}
 	return size
-}
-
-// podMemoryLimit is the pod's memory limit as the pod cgroup gets it
-// (ResourceConfigForPod): pod-level resources when set; otherwise only when
-// every container declares one, the larger of the regular containers' and
-// sidecars' sum and each init container's limit plus the sidecars started
-// before it, plus the pod overhead. 0 means none.
-func podMemoryLimit(pod *v1.Pod) int64 {
-	if r := pod.Spec.Resources; r != nil {
-		if q, ok := r.Limits[v1.ResourceMemory]; ok {
-			return q.Value()
-		}
-	}
-	limitOf := func(c *v1.Container) (int64, bool) {
-		q, ok := c.Resources.Limits[v1.ResourceMemory]
-		return q.Value(), ok
-	}
-	var sum int64
-	for i := range pod.Spec.Containers {
-		l, ok := limitOf(&pod.Spec.Containers[i])
-		if !ok {
-			return 0
-		}
-		sum += l
-	}
-	var sidecars, initMax int64
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		l, ok := limitOf(c)
-		if !ok {
-			return 0
-		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			sidecars += l
-			continue
-		}
-		initMax = max(initMax, l+sidecars)
-	}
-	total := max(sum+sidecars, initMax)
-	if q, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok {
-		total += q.Value()
-	}
-	return total
 }
 
 // tmpfsOptions are the mount options of a volume's tmpfs.

@@ -83,41 +83,38 @@ const (
 // create, or the error that fails the setup. The messages are the
 // kubelet's.
 func hostPathDecision(path string, t v1.HostPathType, ft fileType) (hostPathCreate, error) {
+	var (
+		want   fileType
+		what   string         // in the kubelet's message: "is not a ..."
+		create hostPathCreate // what a missing path gets; createNothing: it fails
+	)
 	switch t {
 	case v1.HostPathUnset:
 		return createNothing, nil
-	case v1.HostPathDirectoryOrCreate:
-		if ft == ftMissing {
-			return createDir, nil
+	case v1.HostPathDirectoryOrCreate, v1.HostPathDirectory:
+		want, what = ftDirectory, "directory"
+		if t == v1.HostPathDirectoryOrCreate {
+			create = createDir
 		}
-		fallthrough
-	case v1.HostPathDirectory:
-		if ft != ftDirectory {
-			return createNothing, fmt.Errorf("hostPath type check failed: %s is not a directory", path)
-		}
-	case v1.HostPathFileOrCreate:
-		if ft == ftMissing {
-			return createFile, nil
-		}
-		fallthrough
-	case v1.HostPathFile:
-		if ft != ftFile {
-			return createNothing, fmt.Errorf("hostPath type check failed: %s is not a file", path)
+	case v1.HostPathFileOrCreate, v1.HostPathFile:
+		want, what = ftFile, "file"
+		if t == v1.HostPathFileOrCreate {
+			create = createFile
 		}
 	case v1.HostPathSocket:
-		if ft != ftSocket {
-			return createNothing, fmt.Errorf("hostPath type check failed: %s is not a socket file", path)
-		}
+		want, what = ftSocket, "socket file"
 	case v1.HostPathCharDev:
-		if ft != ftCharDevice {
-			return createNothing, fmt.Errorf("hostPath type check failed: %s is not a character device", path)
-		}
+		want, what = ftCharDevice, "character device"
 	case v1.HostPathBlockDev:
-		if ft != ftBlockDevice {
-			return createNothing, fmt.Errorf("hostPath type check failed: %s is not a block device", path)
-		}
+		want, what = ftBlockDevice, "block device"
 	default:
 		return createNothing, fmt.Errorf("%s is an invalid volume type", t)
+	}
+	switch {
+	case ft == ftMissing && create != createNothing:
+		return create, nil
+	case ft != want:
+		return createNothing, fmt.Errorf("hostPath type check failed: %s is not a %s", path, what)
 	}
 	return createNothing, nil
 }
@@ -134,15 +131,20 @@ func statType(path string) (fileType, error) {
 	return fileTypeOf(fi), nil
 }
 
+// decideHostPath is hostPathDecision for the volume's path as it is now.
+func decideHostPath(v *Volume) (hostPathCreate, error) {
+	ft, err := statType(v.HostPath)
+	if err != nil {
+		return createNothing, err
+	}
+	return hostPathDecision(v.HostPath, v.HostPathType, ft)
+}
+
 // checkHostPath runs the type check without creating anything: the
 // pre-flight. A FileOrCreate path whose parent dir is missing fails here, as
 // its creation would.
 func checkHostPath(v *Volume) error {
-	ft, err := statType(v.HostPath)
-	if err != nil {
-		return err
-	}
-	c, err := hostPathDecision(v.HostPath, v.HostPathType, ft)
+	c, err := decideHostPath(v)
 	if err != nil {
 		return err
 	}
@@ -157,11 +159,7 @@ func checkHostPath(v *Volume) error {
 // setUpHostPath checks the host path's type and creates it where the type
 // says so.
 func setUpHostPath(v *Volume) error {
-	ft, err := statType(v.HostPath)
-	if err != nil {
-		return err
-	}
-	c, err := hostPathDecision(v.HostPath, v.HostPathType, ft)
+	c, err := decideHostPath(v)
 	if err != nil {
 		return err
 	}

@@ -200,9 +200,11 @@ func isMountPoint(path string) (bool, error) {
 	return false, nil
 }
 
-// removeSafely unmounts everything mounted at or below dir, deepest first,
-// and then removes dir; it never removes through a mount.
-func removeSafely(dir string) error {
+// RemoveSafely unmounts everything mounted at or below dir, deepest first,
+// and then removes dir. It never deletes through a mount: if a mount
+// cannot be undone the dir stays and the error says which. A dir already
+// gone counts as removed.
+func RemoveSafely(dir string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -222,5 +224,8 @@ func removeSafely(dir string) error {
 	} else if len(left) > 0 {
 		return fmt.Errorf("not removing %s: %s is still mounted", dir, left[0])
 	}
-	return os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
 }

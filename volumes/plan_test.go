@@ -353,38 +353,6 @@ func TestPlanEmptyDir(t *testing.T) {
 	}
 }
 
-func TestPodMemoryLimit(t *testing.T) {
-	c := func(name, limit string, sidecar bool) v1.Container {
-		ctr := v1.Container{Name: name}
-		if limit != "" {
-			ctr.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse(limit)}
-		}
-		if sidecar {
-			ctr.RestartPolicy = ptr(v1.ContainerRestartPolicyAlways)
-		}
-		return ctr
-	}
-	for _, tc := range []struct {
-		name       string
-		init, ctrs []v1.Container
-		want       int64
-	}{
-		{"sum of containers", nil, []v1.Container{c("a", "100Mi", false), c("b", "50Mi", false)}, 150 << 20},
-		{"an unlimited container: none", nil, []v1.Container{c("a", "100Mi", false), c("b", "", false)}, 0},
-		{"a larger init container", []v1.Container{c("i", "1Gi", false)}, []v1.Container{c("a", "100Mi", false)}, 1 << 30},
-		{"sidecars add to the containers and to later init containers",
-			[]v1.Container{c("s", "10Mi", true), c("i", "100Mi", false)}, []v1.Container{c("a", "50Mi", false)}, 110 << 20},
-		{"an unlimited init container: none", []v1.Container{c("i", "", false)}, []v1.Container{c("a", "50Mi", false)}, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{Spec: v1.PodSpec{InitContainers: tc.init, Containers: tc.ctrs}}
-			if got := podMemoryLimit(pod); got != tc.want {
-				t.Errorf("podMemoryLimit = %d, want %d", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestTmpfsOptions(t *testing.T) {
 	for _, tc := range []struct {
 		v      Volume

@@ -42,31 +42,15 @@ func planProjected(v *Volume, pod *v1.Pod, src *v1.ProjectedVolumeSource, objs O
 func projectionPayload(pod *v1.Pod, s *v1.VolumeProjection, objs Objects, node Node, defMode *int32, def int32) (map[string]FileProjection, error) {
 	switch {
 	case s.Secret != nil:
-		optional := s.Secret.Optional != nil && *s.Secret.Optional
 		if err := checkItemModes(nil, s.Secret.Items); err != nil {
 			return nil, err
 		}
-		sec := objs.Secret(pod.Namespace, s.Secret.Name)
-		if sec == nil {
-			if !optional {
-				return nil, notProvided("secret", pod.Namespace, s.Secret.Name)
-			}
-			sec = &v1.Secret{}
-		}
-		return secretPayload(s.Secret.Items, sec, def, optional)
+		return secretFiles(pod, objs, s.Secret.Name, s.Secret.Optional, s.Secret.Items, def)
 	case s.ConfigMap != nil:
-		optional := s.ConfigMap.Optional != nil && *s.ConfigMap.Optional
 		if err := checkItemModes(nil, s.ConfigMap.Items); err != nil {
 			return nil, err
 		}
-		cm := objs.ConfigMap(pod.Namespace, s.ConfigMap.Name)
-		if cm == nil {
-			if !optional {
-				return nil, notProvided("configmap", pod.Namespace, s.ConfigMap.Name)
-			}
-			cm = &v1.ConfigMap{}
-		}
-		return configMapPayload(s.ConfigMap.Items, cm, def, optional)
+		return configMapFiles(pod, objs, s.ConfigMap.Name, s.ConfigMap.Optional, s.ConfigMap.Items, def)
 	case s.DownwardAPI != nil:
 		return downwardAPIPayload(s.DownwardAPI.Items, pod, node, defMode)
 	case s.ServiceAccountToken != nil:

@@ -1,8 +1,6 @@
 package volumes
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -13,23 +11,19 @@ import (
 func planSecret(v *Volume, pod *v1.Pod, src *v1.SecretVolumeSource, objs Objects, node Node) error {
 	v.Kind, v.Plugin = KindSecret, PluginSecret
 	wrapInMemory(v, pod, node)
-	optional := src.Optional != nil && *src.Optional
-	if err := checkItemModes(src.DefaultMode, src.Items); err != nil {
-		return err
-	}
-	s := objs.Secret(pod.Namespace, src.SecretName)
-	if s == nil {
-		if !optional {
-			return notProvided("secret", pod.Namespace, src.SecretName)
-		}
-		s = &v1.Secret{}
-	}
-	payload, err := secretPayload(src.Items, s, defaultMode(src.DefaultMode), optional)
-	if err != nil {
-		return err
-	}
-	v.Payload = payload
-	return nil
+	return setPayload(v, src.DefaultMode, src.Items, func(def int32) (map[string]FileProjection, error) {
+		return secretFiles(pod, objs, src.SecretName, src.Optional, src.Items, def)
+	})
+}
+
+// secretFiles are the files of a secret volume or projection: the run's
+// Secret name in the pod's namespace, as secretPayload writes it. A Secret
+// the run lacks fails unless optional (then there are none).
+func secretFiles(pod *v1.Pod, objs Objects, name string, optional *bool, items []v1.KeyToPath, def int32) (map[string]FileProjection, error) {
+	return objectFiles("secret", pod.Namespace, name, optional, objs.Secret(pod.Namespace, name),
+		func(s *v1.Secret, optional bool) (map[string]FileProjection, error) {
+			return secretPayload(items, s, def, optional)
+		})
 }
 
 // secretPayload is the kubelet's secret.MakePayload: every key with
@@ -37,22 +31,5 @@ func planSecret(v *Volume, pod *v1.Pod, src *v1.SecretVolumeSource, objs Objects
 // listed key that is missing is an error unless optional. (stringData was
 // merged into data when the Secret was read.)
 func secretPayload(items []v1.KeyToPath, s *v1.Secret, defaultMode int32, optional bool) (map[string]FileProjection, error) {
-	payload := map[string]FileProjection{}
-	if len(items) == 0 {
-		for k, d := range s.Data {
-			payload[k] = FileProjection{Data: d, Mode: defaultMode}
-		}
-		return payload, nil
-	}
-	for _, it := range items {
-		d, ok := s.Data[it.Key]
-		if !ok {
-			if optional {
-				continue
-			}
-			return nil, fmt.Errorf("references non-existent secret key: %s", it.Key)
-		}
-		payload[it.Path] = FileProjection{Data: d, Mode: itemMode(it.Mode, defaultMode)}
-	}
-	return payload, nil
+	return keyedPayload(items, s.Data, defaultMode, optional, "references non-existent secret key: %s")
 }

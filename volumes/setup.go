@@ -92,8 +92,8 @@ func tearDownVolume(podDir string, v *Volume) error {
 		return nil
 	}
 	return errors.Join(
-		removeSafely(volumeDir(podDir, v)),
-		removeSafely(filepath.Join(podDir, "plugins", v.Plugin, v.Name)),
+		RemoveSafely(volumeDir(podDir, v)),
+		RemoveSafely(filepath.Join(podDir, "plugins", v.Plugin, v.Name)),
 	)
 }
 
@@ -162,7 +162,7 @@ func (s *Set) TearDown() error {
 // <podDir>/volumes (subpaths first: they may be mounts of the volumes).
 func TearDown(podDir string) error {
 	return errors.Join(
-		removeSafely(filepath.Join(podDir, "volume-subpaths")),
-		removeSafely(filepath.Join(podDir, "volumes")),
+		RemoveSafely(filepath.Join(podDir, "volume-subpaths")),
+		RemoveSafely(filepath.Join(podDir, "volumes")),
 	)
 }

@@ -1,5 +1,6 @@
 // Package volumes sets up a pod's volumes the way the kubelet's volume
-// plugins do, without an API server: emptyDir (disk or tmpfs), hostPath with
+// plugins (pkg/volume) and volume manager (pkg/kubelet/volumemanager) do,
+// without an API server: emptyDir (disk or tmpfs), hostPath with
 // its type checks, and configMap, secret, downwardAPI and projected volumes
 // filled from the ConfigMaps and Secrets of the same podrun run and written
 // through an atomic writer. It also decides each container's mounts
@@ -22,7 +23,7 @@
 // it to appear, but nothing can add it to a podrun run.
 //
 // Teardown is the pod data dir's: everything mounted under it is unmounted
-// before it is removed (runner.removeDirSafely, TearDown here).
+// before it is removed (RemoveSafely).
 package volumes
 
 import (
@@ -32,6 +33,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Plugin directory names under <pod dir>/volumes, as the kubelet escapes
@@ -134,15 +137,24 @@ type Volume struct {
 	SELinuxRelabel bool
 }
 
-// refusedTypes says why podrun cannot set up a volume type, by the
-// VolumeSource field's JSON name.
-var refusedTypes = map[string]string{
-	"persistentVolumeClaim": "a PersistentVolumeClaim is bound to a volume by the API server and attached by its CSI or in-tree driver; podrun has neither",
-	"ephemeral":             "a generic ephemeral volume is a PersistentVolumeClaim the API server creates; podrun has none",
-	"csi":                   "csi volumes are mounted by a CSI driver through the kubelet's CSI plugin; podrun has none",
-	"image":                 "image volumes are not supported by podrun",
-	"gitRepo":               "gitRepo volumes are deprecated and disabled in the kubelet; use an init container that clones into an emptyDir",
-	"flexVolume":            "flexVolume drivers are kubelet exec plugins; podrun has none",
+// refusedType says why podrun cannot set up a volume type, by the
+// VolumeSource field's JSON name, for the types it knows it refuses.
+func refusedType(t string) (string, bool) {
+	switch t {
+	case "persistentVolumeClaim":
+		return "a PersistentVolumeClaim is bound to a volume by the API server and attached by its CSI or in-tree driver; podrun has neither", true
+	case "ephemeral":
+		return "a generic ephemeral volume is a PersistentVolumeClaim the API server creates; podrun has none", true
+	case "csi":
+		return "csi volumes are mounted by a CSI driver through the kubelet's CSI plugin; podrun has none", true
+	case "image":
+		return "image volumes are not supported by podrun", true
+	case "gitRepo":
+		return "gitRepo volumes are deprecated and disabled in the kubelet; use an init container that clones into an emptyDir", true
+	case "flexVolume":
+		return "flexVolume drivers are kubelet exec plugins; podrun has none", true
+	}
+	return "", false
 }
 
 // supportedTypes lists the volume types podrun sets up, for messages.
@@ -169,7 +181,7 @@ func refusal(t string) string {
 	case "":
 		return "no volume type is set"
 	}
-	if why, ok := refusedTypes[t]; ok {
+	if why, ok := refusedType(t); ok {
 		return why
 	}
 	return fmt.Sprintf("%s volumes need the kubelet's in-tree volume plugin (a cloud disk or a network filesystem attached for the node); podrun supports only %s volumes", t, supportedTypes)
@@ -231,7 +243,7 @@ func fsGroup(pod *v1.Pod) *int64 {
 // kubelet wraps secret, downwardAPI and projected volumes (never on disk).
 func wrapInMemory(v *Volume, pod *v1.Pod, node Node) {
 	v.Tmpfs = true
-	v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podMemoryLimit(pod), 0)
+	v.TmpfsSize = memoryVolumeSize(node.AllocatableMemory, podresources.MemoryLimit(pod), 0)
 	v.ReadOnly = true
 	v.SELinuxRelabel = true
 }

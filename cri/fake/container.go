@@ -42,12 +42,12 @@ func (c *container) halt() { c.haltOnce.Do(func() { close(c.stop) }) }
 // ContainerConfig returns a copy of the config container id was created
 // with, or nil if there is no such container.
 func (s *Server) ContainerConfig(id string) *runtimeapi.ContainerConfig {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.ctrs[id]; c != nil {
-		return clone(c.cfg)
+	c, err := lockFind(s, s.ctrs, "container", id)
+	if err != nil {
+		return nil
 	}
-	return nil
+	defer s.mu.Unlock()
+	return clone(c.cfg)
 }
 
 // ExitContainer makes a running container exit now with code, as if it
@@ -117,14 +117,19 @@ func (r *runtimeServer) CreateContainer(ctx context.Context, req *runtimeapi.Cre
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }
 
+// lockContainer locks the server and returns the container id in it; for
+// an unknown id it unlocks again and returns NotFound.
+func (r *runtimeServer) lockContainer(id string) (*Server, *container, error) {
+	c, err := lockFind(r.s, r.s.ctrs, "container", id)
+	return r.s, c, err
+}
+
 func (r *runtimeServer) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.ctrs[req.GetContainerId()]
-	if c == nil {
-		return nil, notFound("container", req.GetContainerId())
+	s, c, err := r.lockContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
 		return nil, status.Errorf(codes.Unknown, "failed to set starting state for container %q: container is in %s state", c.id, c.state)
 	}
@@ -263,12 +268,9 @@ func (s *Server) remove(c *container) {
 // with 137 after the grace period of timeout seconds (see SetSecond). A
 // container that is not running is left as it is, as containerd does.
 func (r *runtimeServer) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	c := s.ctrs[req.GetContainerId()]
-	if c == nil {
-		s.mu.Unlock()
-		return nil, notFound("container", req.GetContainerId())
+	s, c, err := r.lockContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		s.mu.Unlock()
@@ -332,42 +334,33 @@ func (r *runtimeServer) RemoveContainer(ctx context.Context, req *runtimeapi.Rem
 }
 
 func (r *runtimeServer) ListContainers(ctx context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
-	s := r.s
 	f := req.GetFilter()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	resp := &runtimeapi.ListContainersResponse{}
-	for _, c := range sortedByCreation(s.ctrs, func(c *container) int64 { return c.createdAt }) {
-		if f.GetId() != "" && f.GetId() != c.id ||
-			f.GetPodSandboxId() != "" && f.GetPodSandboxId() != c.sandboxID ||
-			f.GetState() != nil && f.GetState().GetState() != c.state ||
-			!matchLabels(f.GetLabelSelector(), c.cfg.GetLabels()) {
-			continue
-		}
-		resp.Containers = append(resp.Containers, &runtimeapi.Container{
-			Id:           c.id,
-			PodSandboxId: c.sandboxID,
-			Metadata:     clone(c.cfg.GetMetadata()),
-			Image:        &runtimeapi.ImageSpec{Image: c.image.GetId()},
-			ImageRef:     c.image.GetId(),
-			ImageId:      c.image.GetId(),
-			State:        c.state,
-			CreatedAt:    c.createdAt,
-			Labels:       clone(c.cfg.GetLabels()),
-			Annotations:  clone(c.cfg.GetAnnotations()),
-		})
+	keep := func(c *container) bool {
+		return (f.GetId() == "" || f.GetId() == c.id) &&
+			(f.GetPodSandboxId() == "" || f.GetPodSandboxId() == c.sandboxID) &&
+			(f.GetState() == nil || f.GetState().GetState() == c.state) &&
+			matchLabels(f.GetLabelSelector(), c.cfg.GetLabels())
 	}
-	return resp, nil
+	// The listing is the status's summary, as containerd builds it.
+	summary := func(c *container) *runtimeapi.Container {
+		st := containerStatus(c)
+		return &runtimeapi.Container{
+			Id: st.Id, PodSandboxId: c.sandboxID, Metadata: st.Metadata, State: st.State, CreatedAt: st.CreatedAt,
+			Image: &runtimeapi.ImageSpec{Image: st.ImageId}, ImageRef: st.ImageRef, ImageId: st.ImageId,
+			Labels: st.Labels, Annotations: st.Annotations,
+		}
+	}
+	return &runtimeapi.ListContainersResponse{
+		Containers: list(r.s, r.s.ctrs, func(c *container) int64 { return c.createdAt }, keep, summary),
+	}, nil
 }
 
 func (r *runtimeServer) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.ctrs[req.GetContainerId()]
-	if c == nil {
-		return nil, notFound("container", req.GetContainerId())
+	s, c, err := r.lockContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	return &runtimeapi.ContainerStatusResponse{Status: containerStatus(c)}, nil
 }
 
@@ -408,16 +401,13 @@ func (s *Server) containerStatuses(sandboxID string) []*runtimeapi.ContainerStat
 }
 
 func (r *runtimeServer) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	c := s.ctrs[req.GetContainerId()]
-	if c == nil {
-		s.mu.Unlock()
-		return nil, notFound("container", req.GetContainerId())
+	s, c, err := r.lockContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
 	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if state := c.state; state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		s.mu.Unlock()
-		return nil, status.Errorf(codes.Unknown, "container is in %s state", c.state)
+		return nil, status.Errorf(codes.Unknown, "container is in %s state", state)
 	}
 	exec := c.behavior.Exec
 	second := s.second

@@ -1,5 +1,7 @@
 // Package fake is an in-memory CRI v1 runtime served over gRPC on a unix
-// socket, for testing podrun's cri client and runner over the real wire.
+// socket, for testing podrun's cri client and runner over the real wire
+// (as the kubelet's tests use k8s.io/cri-api/pkg/apis/testing, but behind
+// a real socket, and with containerd's answers).
 //
 // Start serves a Server on a temporary socket. It implements the
 // RuntimeService and ImageService calls a runner needs, with containerd's

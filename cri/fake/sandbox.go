@@ -25,9 +25,8 @@ type sandbox struct {
 // SandboxConfig returns a copy of the config sandbox id was run with, or nil
 // if there is no such sandbox.
 func (s *Server) SandboxConfig(id string) *runtimeapi.PodSandboxConfig {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.pods[id]; p != nil {
+	if p, err := lockFind(s, s.pods, "sandbox", id); err == nil {
+		defer s.mu.Unlock()
 		return clone(p.cfg)
 	}
 	return nil
@@ -81,17 +80,34 @@ func notFound(kind, id string) error {
 	return status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", kind, id)
 }
 
+// lockSandbox locks the server and returns the sandbox id in it; for an
+// unknown id it unlocks again and returns NotFound.
+func (r *runtimeServer) lockSandbox(id string) (*Server, *sandbox, error) {
+	p, err := lockFind(r.s, r.s.pods, "sandbox", id)
+	return r.s, p, err
+}
+
+// lockFind locks s and returns items[id]; for an unknown id it unlocks
+// again and returns NotFound naming kind. (items is one of s's maps, which
+// are made once.)
+func lockFind[T any](s *Server, items map[string]*T, kind, id string) (*T, error) {
+	s.mu.Lock()
+	if v := items[id]; v != nil {
+		return v, nil
+	}
+	s.mu.Unlock()
+	return nil, notFound(kind, id)
+}
+
 // StopPodSandbox kills the sandbox's running containers (exit code 137: the
 // runtime stops them without a grace period) and marks it not ready. An
 // unknown ID is NotFound, as on containerd before 1.6.35 / 1.7.21.
 func (r *runtimeServer) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pods[req.GetPodSandboxId()]
-	if p == nil {
-		return nil, notFound("sandbox", req.GetPodSandboxId())
+	s, p, err := r.lockSandbox(req.GetPodSandboxId())
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	for _, c := range s.ctrs {
 		if c.sandboxID == p.id && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			s.exit(c, exitKilled, "")
@@ -104,13 +120,11 @@ func (r *runtimeServer) StopPodSandbox(ctx context.Context, req *runtimeapi.Stop
 // RemovePodSandbox kills and removes the sandbox's containers and the
 // sandbox. An unknown ID is no error, as in containerd.
 func (r *runtimeServer) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pods[req.GetPodSandboxId()]
-	if p == nil {
+	s, p, err := r.lockSandbox(req.GetPodSandboxId())
+	if err != nil {
 		return &runtimeapi.RemovePodSandboxResponse{}, nil
 	}
+	defer s.mu.Unlock()
 	for _, c := range s.ctrs {
 		if c.sandboxID == p.id {
 			s.remove(c)
@@ -122,13 +136,11 @@ func (r *runtimeServer) RemovePodSandbox(ctx context.Context, req *runtimeapi.Re
 }
 
 func (r *runtimeServer) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pods[req.GetPodSandboxId()]
-	if p == nil {
-		return nil, notFound("sandbox", req.GetPodSandboxId())
+	s, p, err := r.lockSandbox(req.GetPodSandboxId())
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	resp := &runtimeapi.PodSandboxStatusResponse{
 		Status:             s.sandboxStatus(p),
 		ContainersStatuses: s.containerStatuses(p.id),
@@ -162,28 +174,35 @@ func (s *Server) sandboxStatus(p *sandbox) *runtimeapi.PodSandboxStatus {
 }
 
 func (r *runtimeServer) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
-	s := r.s
 	f := req.GetFilter()
+	keep := func(p *sandbox) bool {
+		return (f.GetId() == "" || f.GetId() == p.id) &&
+			(f.GetState() == nil || f.GetState().GetState() == p.state) &&
+			matchLabels(f.GetLabelSelector(), p.cfg.GetLabels())
+	}
+	summary := func(p *sandbox) *runtimeapi.PodSandbox {
+		return &runtimeapi.PodSandbox{
+			Id: p.id, Metadata: clone(p.cfg.GetMetadata()), State: p.state, CreatedAt: p.createdAt,
+			Labels: clone(p.cfg.GetLabels()), Annotations: clone(p.cfg.GetAnnotations()), RuntimeHandler: p.handler,
+		}
+	}
+	return &runtimeapi.ListPodSandboxResponse{
+		Items: list(r.s, r.s.pods, func(p *sandbox) int64 { return p.createdAt }, keep, summary),
+	}, nil
+}
+
+// list is a List call: under s's lock, the items that keep passes, oldest
+// first, each as summary makes it.
+func list[T, R any](s *Server, items map[string]*T, createdAt func(*T) int64, keep func(*T) bool, summary func(*T) R) []R {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	resp := &runtimeapi.ListPodSandboxResponse{}
-	for _, p := range sortedByCreation(s.pods, func(p *sandbox) int64 { return p.createdAt }) {
-		if f.GetId() != "" && f.GetId() != p.id ||
-			f.GetState() != nil && f.GetState().GetState() != p.state ||
-			!matchLabels(f.GetLabelSelector(), p.cfg.GetLabels()) {
-			continue
+	var out []R
+	for _, v := range sortedByCreation(items, createdAt) {
+		if keep(v) {
+			out = append(out, summary(v))
 		}
-		resp.Items = append(resp.Items, &runtimeapi.PodSandbox{
-			Id:             p.id,
-			Metadata:       clone(p.cfg.GetMetadata()),
-			State:          p.state,
-			CreatedAt:      p.createdAt,
-			Labels:         clone(p.cfg.GetLabels()),
-			Annotations:    clone(p.cfg.GetAnnotations()),
-			RuntimeHandler: p.handler,
-		})
 	}
-	return resp, nil
+	return out
 }
 
 // matchLabels reports whether labels has every key and value of selector.

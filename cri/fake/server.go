@@ -57,6 +57,7 @@ type Server struct {
 	pulls   []Pull
 
 	cgroupDriver *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
+	handlers     []*runtimeapi.RuntimeHandler
 }
 
 // Start serves a new Server on a socket in a temporary directory and returns
@@ -236,6 +237,14 @@ func (s *Server) SetStatusInfo(info map[string]string) {
 	s.info = clone(info)
 }
 
+// SetRuntimeHandlers sets the handlers, and their features, that Status
+// reports (none until it is called, as on a runtime older than CRI 1.30).
+func (s *Server) SetRuntimeHandlers(h []*runtimeapi.RuntimeHandler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handlers = h
+}
+
 // SetCgroupDriver makes RuntimeConfig report the cgroup driver d. Until it
 // is called, RuntimeConfig is unknown to the server, as on containerd 1.6.
 func (s *Server) SetCgroupDriver(d runtimeapi.CgroupDriver) {
@@ -333,6 +342,9 @@ func (r *runtimeServer) Status(ctx context.Context, req *runtimeapi.StatusReques
 	resp := &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{}}
 	for _, c := range s.conds {
 		resp.Status.Conditions = append(resp.Status.Conditions, clone(c))
+	}
+	for _, h := range s.handlers {
+		resp.RuntimeHandlers = append(resp.RuntimeHandlers, clone(h))
 	}
 	if req.GetVerbose() {
 		resp.Info = clone(s.info)

@@ -85,6 +85,15 @@ func run(out string, layers []string, entrypoint, cmd, workdir string, envs, exp
 		h := hex.EncodeToString(sum[:])
 		return "sha256:" + h, os.WriteFile(filepath.Join(blobs, h), b, 0o644)
 	}
+	// writeJSONBlob writes v as a JSON blob and returns its descriptor.
+	writeJSONBlob := func(mediaType string, v any) (descriptor, error) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return descriptor{}, err
+		}
+		d, err := writeBlob(b)
+		return descriptor{MediaType: mediaType, Digest: d, Size: int64(len(b))}, err
+	}
 
 	var layerDescs []descriptor
 	var diffIDs []string
@@ -150,39 +159,24 @@ func run(out string, layers []string, entrypoint, cmd, workdir string, envs, exp
 		"rootfs":       map[string]any{"type": "layers", "diff_ids": diffIDs},
 		"history":      []map[string]any{{"created": epoch.Format(time.RFC3339), "created_by": "podrun hack/mkimage"}},
 	}
-	configBytes, err := json.Marshal(config)
-	if err != nil {
-		return err
-	}
-	configDigest, err := writeBlob(configBytes)
+	configDesc, err := writeJSONBlob("application/vnd.oci.image.config.v1+json", config)
 	if err != nil {
 		return err
 	}
 	manifest := map[string]any{
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"config": descriptor{
-			MediaType: "application/vnd.oci.image.config.v1+json",
-			Digest:    configDigest, Size: int64(len(configBytes)),
-		},
-		"layers": layerDescs,
+		"config":        configDesc,
+		"layers":        layerDescs,
 	}
-	manifestBytes, err := json.Marshal(manifest)
+	manifestDesc, err := writeJSONBlob("application/vnd.oci.image.manifest.v1+json", manifest)
 	if err != nil {
 		return err
 	}
-	manifestDigest, err := writeBlob(manifestBytes)
-	if err != nil {
-		return err
-	}
+	manifestDesc.Annotations = map[string]string{"org.opencontainers.image.ref.name": "latest"}
 	index := map[string]any{
 		"schemaVersion": 2,
-		"manifests": []descriptor{{
-			MediaType:   "application/vnd.oci.image.manifest.v1+json",
-			Digest:      manifestDigest,
-			Size:        int64(len(manifestBytes)),
-			Annotations: map[string]string{"org.opencontainers.image.ref.name": "latest"},
-		}},
+		"manifests":     []descriptor{manifestDesc},
 	}
 	indexBytes, err := json.Marshal(index)
 	if err != nil {

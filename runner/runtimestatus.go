@@ -47,16 +47,16 @@ type sandboxStatus struct {
 	CreatedAt time.Time
 }
 
-// podStatus is the observed runtime state of a pod: every sandbox and every
+// runtimeStatus is the observed runtime state of a pod: every sandbox and every
 // container instance podrun created for it, newest first.
-type podStatus struct {
+type runtimeStatus struct {
 	Sandboxes  []*sandboxStatus
 	Containers []*containerStatus
 }
 
 // sortNewestFirst orders sandboxes and containers newest first, as the
 // kubelet's FindContainerStatusByName expects.
-func (s *podStatus) sortNewestFirst() {
+func (s *runtimeStatus) sortNewestFirst() {
 	sort.SliceStable(s.Sandboxes, func(i, j int) bool {
 		a, b := s.Sandboxes[i], s.Sandboxes[j]
 		if a.Attempt != b.Attempt {
@@ -74,7 +74,7 @@ func (s *podStatus) sortNewestFirst() {
 }
 
 // latest returns the newest instance of the named container, or nil.
-func (s *podStatus) latest(name string) *containerStatus {
+func (s *runtimeStatus) latest(name string) *containerStatus {
 	for _, c := range s.Containers {
 		if c.Name == name {
 			return c
@@ -84,7 +84,7 @@ func (s *podStatus) latest(name string) *containerStatus {
 }
 
 // previous returns the instance before the newest one of the named container, or nil.
-func (s *podStatus) previous(name string) *containerStatus {
+func (s *runtimeStatus) previous(name string) *containerStatus {
 	seen := false
 	for _, c := range s.Containers {
 		if c.Name == name {

@@ -1,23 +1,6 @@
-package runner
-
-import (
-	"errors"
-	"fmt"
-	"os"
-	"path"
-	"strings"
-	"sync"
-
-	"github.com/opencontainers/cgroups"
-	"github.com/opencontainers/cgroups/manager"
-	"github.com/opencontainers/cgroups/systemd"
-	"golang.org/x/sys/unix"
-	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-)
-
-// Pod cgroups, as the kubelet's pod container manager makes them
-// (pkg/kubelet/cm: cgroup_manager_linux.go, pod_container_manager_linux.go,
+// Package cgroups makes pod cgroups and sets their resources, as the
+// kubelet's pod container manager does (pkg/kubelet/cm:
+// cgroup_manager_linux.go, pod_container_manager_linux.go,
 // qos_container_manager_linux.go, helpers_linux.go).
 //
 // Under --cgroup-root (default /podrun) a Guaranteed pod's cgroup is
@@ -36,15 +19,36 @@ import (
 // cgroups. Under a root podrun found already there (--cgroup-root=/kubepods,
 // say) only what the run itself created is removed and existing parents'
 // resources are left alone.
+package cgroups
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	libcgroups "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/podresources"
+)
 
 // Cgroup drivers (--cgroup-driver), named as the kubelet and the CRI name them.
 const (
-	CgroupDriverCgroupfs = "cgroupfs"
-	CgroupDriverSystemd  = "systemd"
+	DriverCgroupfs = "cgroupfs"
+	DriverSystemd  = "systemd"
 )
 
-// DefaultCgroupRoot is podrun's own cgroup root (--cgroup-root).
-const DefaultCgroupRoot = "/podrun"
+// DefaultRoot is podrun's own cgroup root (--cgroup-root).
+const DefaultRoot = "/podrun"
 
 // The kubelet's CPU conversions (pkg/kubelet/cm/helpers_linux.go).
 const (
@@ -109,32 +113,15 @@ type podResources struct {
 // quota only if every container declares a cpu limit, and the memory limit
 // only if every container declares a memory limit.
 func podResourceConfig(pod *v1.Pod) podResources {
-	reqs := podRequests(pod)
-	cpuDeclared, memDeclared := true, true
-	limits := podLimits(pod, func(l v1.ResourceList) {
-		if l.Cpu().IsZero() {
-			cpuDeclared = false
-		}
-		if l.Memory().IsZero() {
-			memDeclared = false
-		}
-	})
-	if r := pod.Spec.Resources; r != nil {
-		// Pod-level limits declare the limit for every container.
-		if !r.Limits.Cpu().IsZero() {
-			cpuDeclared = true
-		}
-		if !r.Limits.Memory().IsZero() {
-			memDeclared = true
-		}
-	}
+	reqs := podresources.Requests(pod)
+	limits, cpuDeclared, memDeclared := podresources.DeclaredLimits(pod)
 	shares := milliCPUToShares(reqs.Cpu().MilliValue())
 	period := uint64(quotaPeriod)
 	quota := milliCPUToQuota(limits.Cpu().MilliValue(), quotaPeriod)
 	memory := limits.Memory().Value()
 
 	var rc podResources
-	switch qosClass(pod) {
+	switch podresources.QOSClass(pod) {
 	case v1.PodQOSGuaranteed:
 		rc = podResources{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
 	case v1.PodQOSBurstable:
@@ -152,88 +139,6 @@ func podResourceConfig(pod *v1.Pod) podResources {
 	return rc
 }
 
-// podRequests is k8s.io/component-helpers resource.PodRequests for the
-// kubelet's cgroups: the sum of the regular containers and sidecars, at
-// least what any init container needs while it runs (itself plus the
-// sidecars started before it), pod-level requests (cpu and memory) instead
-// where set, plus the pod overhead.
-func podRequests(pod *v1.Pod) v1.ResourceList {
-	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests },
-		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Requests }, nil, false)
-}
-
-// podLimits is resource.PodLimits: as podRequests, with the overhead added
-// only to non-zero limits. perContainer sees each container's effective
-// limits (an init container's include the sidecars before it).
-func podLimits(pod *v1.Pod, perContainer func(v1.ResourceList)) v1.ResourceList {
-	return podAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits },
-		func(r *v1.ResourceRequirements) v1.ResourceList { return r.Limits }, perContainer, true)
-}
-
-func podAggregate(pod *v1.Pod, of func(*v1.Container) v1.ResourceList, podLevel func(*v1.ResourceRequirements) v1.ResourceList,
-	perContainer func(v1.ResourceList), overheadOnlyNonZero bool) v1.ResourceList {
-	total := v1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		l := of(&pod.Spec.Containers[i])
-		if perContainer != nil {
-			perContainer(l)
-		}
-		addResources(total, l)
-	}
-	sidecars, inits := v1.ResourceList{}, v1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		l := of(c)
-		if isSidecar(c) {
-			addResources(total, l)
-			addResources(sidecars, l)
-			l = sidecars
-		} else {
-			tmp := v1.ResourceList{}
-			addResources(tmp, l)
-			addResources(tmp, sidecars)
-			l = tmp
-		}
-		if perContainer != nil {
-			perContainer(l)
-		}
-		maxResources(inits, l)
-	}
-	maxResources(total, inits)
-	if r := pod.Spec.Resources; r != nil {
-		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			if q, ok := podLevel(r)[name]; ok {
-				total[name] = q.DeepCopy()
-			}
-		}
-	}
-	for name, q := range pod.Spec.Overhead {
-		v, ok := total[name]
-		if overheadOnlyNonZero && (!ok || v.IsZero()) {
-			continue
-		}
-		v.Add(q)
-		total[name] = v
-	}
-	return total
-}
-
-func addResources(list, add v1.ResourceList) {
-	for name, q := range add {
-		v := list[name]
-		v.Add(q)
-		list[name] = v
-	}
-}
-
-func maxResources(list, other v1.ResourceList) {
-	for name, q := range other {
-		if v, ok := list[name]; !ok || q.Cmp(v) > 0 {
-			list[name] = q.DeepCopy()
-		}
-	}
-}
-
 // qosCgroupResources are the QoS cgroups' resources (the kubelet's
 // qos_container_manager_linux.go setCPUCgroupConfig): besteffort gets
 // shares 2, burstable the shares of the sum of its pods' cpu requests —
@@ -246,8 +151,8 @@ func qosCgroupResources(qos v1.PodQOSClass, pods []*v1.Pod) podResources {
 	case v1.PodQOSBurstable:
 		var milli int64
 		for _, p := range pods {
-			if qosClass(p) == v1.PodQOSBurstable {
-				reqs := podRequests(p)
+			if podresources.QOSClass(p) == v1.PodQOSBurstable {
+				reqs := podresources.Requests(p)
 				milli += reqs.Cpu().MilliValue()
 			}
 		}
@@ -261,8 +166,8 @@ func qosCgroupResources(qos v1.PodQOSClass, pods []*v1.Pod) podResources {
 // libResources converts a resource config for the cgroup library, as the
 // kubelet's toResources does: cpu.weight instead of shares on cgroup v2;
 // devices and the freezer are never touched.
-func libResources(rc podResources, v2 bool) *cgroups.Resources {
-	r := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
+func libResources(rc podResources, v2 bool) *libcgroups.Resources {
+	r := &libcgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
 	if rc.CPUShares != nil {
 		if v2 {
 			r.CpuWeight = cpuWeight(*rc.CPUShares)
@@ -286,11 +191,30 @@ func libResources(rc podResources, v2 bool) *cgroups.Resources {
 // e.g. [podrun burstable pod<uid>] (the kubelet's CgroupName).
 type cgroupName []string
 
+// CheckRoot checks --cgroup-root before anything runs: with driver "" (the
+// runtime's, not yet known) a root either driver takes passes.
+func CheckRoot(root, driver string) error {
+	if root == "" {
+		return nil
+	}
+	if driver != "" {
+		_, err := parseCgroupRoot(root, driver)
+		return err
+	}
+	_, err := parseCgroupRoot(root, DriverCgroupfs)
+	if err != nil {
+		if _, serr := parseCgroupRoot(root, DriverSystemd); serr == nil {
+			return nil
+		}
+	}
+	return err
+}
+
 // parseCgroupRoot splits --cgroup-root into parts: a cgroupfs path
 // ("/podrun", "/" for the hierarchy's root) or, with the systemd driver, a
 // slice ("podrun.slice", "podrun-ci.slice").
 func parseCgroupRoot(root, driver string) (cgroupName, error) {
-	if driver == CgroupDriverSystemd && strings.HasSuffix(root, ".slice") {
+	if driver == DriverSystemd && strings.HasSuffix(root, ".slice") {
 		var parts cgroupName
 		for p := range strings.SplitSeq(strings.TrimSuffix(path.Base(root), ".slice"), "-") {
 			if p != "" {
@@ -300,14 +224,14 @@ func parseCgroupRoot(root, driver string) (cgroupName, error) {
 		return parts, nil
 	}
 	if !path.IsAbs(root) {
-		return nil, fmt.Errorf("invalid --cgroup-root %q: want an absolute cgroup path such as %s", root, DefaultCgroupRoot)
+		return nil, fmt.Errorf("invalid --cgroup-root %q: want an absolute cgroup path such as %s", root, DefaultRoot)
 	}
 	var parts cgroupName
 	for p := range strings.SplitSeq(path.Clean(root), "/") {
 		if p == "" {
 			continue
 		}
-		if driver == CgroupDriverSystemd && strings.Contains(p, "_") {
+		if driver == DriverSystemd && strings.Contains(p, "_") {
 			// The kubelet forbids '_' so that '-' → '_' can be reversed.
 			return nil, fmt.Errorf("invalid --cgroup-root %q: '_' cannot be used with the systemd cgroup driver", root)
 		}
@@ -321,7 +245,7 @@ func parseCgroupRoot(root, driver string) (cgroupName, error) {
 // expanded slice path /podrun.slice/podrun-burstable.slice/podrun-burstable-pod<uid>.slice
 // (the kubelet's CgroupName.ToCgroupfs and ToSystemd).
 func (n cgroupName) path(driver string) string {
-	if driver != CgroupDriverSystemd {
+	if driver != DriverSystemd {
 		return "/" + path.Join(n...)
 	}
 	if len(n) == 0 {
@@ -361,9 +285,9 @@ func podCgroupName(pod *v1.Pod, qos v1.PodQOSClass, root cgroupName, driver stri
 // libCgroupConfig is the cgroup library's config for a cgroup (the kubelet's
 // libctCgroupConfig): the cgroupfs path, or with systemd the slice and its
 // parent slice, as systemd needs them.
-func libCgroupConfig(name, driver string, res *cgroups.Resources) *cgroups.Cgroup {
-	cg := &cgroups.Cgroup{Resources: res}
-	if driver != CgroupDriverSystemd {
+func libCgroupConfig(name, driver string, res *libcgroups.Resources) *libcgroups.Cgroup {
+	cg := &libcgroups.Cgroup{Resources: res}
+	if driver != DriverSystemd {
 		cg.Path = name
 		return cg
 	}
@@ -378,18 +302,27 @@ func libCgroupConfig(name, driver string, res *cgroups.Resources) *cgroups.Cgrou
 	return cg
 }
 
-// newCgroupManager makes the cgroup library's manager for a cgroup:
-// cgroupfs v1 or v2 or systemd, as the host and the config say. Tests
-// replace it with one on a fake cgroup filesystem.
-var newCgroupManager = manager.New
+// System reaches the host's cgroups. HostSystem is the real one; tests
+// give one on a fake cgroup filesystem.
+type System struct {
+	// NewManager makes the cgroup library's manager for a cgroup: cgroupfs
+	// v1 or v2 or systemd, as the host and the config say.
+	NewManager func(*libcgroups.Cgroup) (libcgroups.Manager, error)
+	// Rmdir removes a cgroup directory if it is empty: on cgroupfs rmdir
+	// fails while the cgroup has children or processes, atomically.
+	Rmdir func(dir string) error
+	// Unified tells whether the host has cgroup v2 alone.
+	Unified func() bool
+}
 
-// cgroupRmdir removes a cgroup directory if it is empty: on cgroupfs rmdir
-// fails while the cgroup has children or processes, atomically. Tests
-// replace it for a fake cgroup filesystem, whose directories hold real files.
-var cgroupRmdir = unix.Rmdir
+// HostSystem is the machine's cgroups, through the cgroup library.
+func HostSystem() System {
+	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode}
+}
 
-// cgroupHost is a run's view of the node's cgroups.
-type cgroupHost struct {
+// Host is a run's view of the node's libcgroups.
+type Host struct {
+	sys    System
 	driver string
 	root   cgroupName
 	v2     bool
@@ -404,30 +337,30 @@ type cgroupHost struct {
 	ready   map[string]bool
 }
 
-// newCgroupHost returns the cgroups of a run; nil when root is "" (no pod
-// cgroups: the runtime places the sandboxes itself).
-func newCgroupHost(root, driver string) (*cgroupHost, error) {
+// NewHost returns the cgroups of a run, reached through sys; nil when root
+// is "" (no pod cgroups: the runtime places the sandboxes itself).
+func NewHost(root, driver string, sys System) (*Host, error) {
 	if root == "" {
 		return nil, nil
 	}
 	if driver == "" {
-		driver = CgroupDriverCgroupfs
+		driver = DriverCgroupfs
 	}
-	if driver != CgroupDriverCgroupfs && driver != CgroupDriverSystemd {
+	if driver != DriverCgroupfs && driver != DriverSystemd {
 		return nil, fmt.Errorf("invalid cgroup driver %q: want cgroupfs or systemd", driver)
 	}
 	parts, err := parseCgroupRoot(root, driver)
 	if err != nil {
 		return nil, err
 	}
-	return &cgroupHost{driver: driver, root: parts, v2: cgroups.IsCgroup2UnifiedMode(), created: map[string]bool{}, ready: map[string]bool{}}, nil
+	return &Host{sys: sys, driver: driver, root: parts, v2: sys.Unified(), created: map[string]bool{}, ready: map[string]bool{}}, nil
 }
 
 // ownedByPodrun reports whether a cgroup lies in podrun's own hierarchy,
-// DefaultCgroupRoot (/podrun, or /podrun.slice with systemd), where nothing
-// but podrun puts cgroups.
+// DefaultRoot (/podrun, or /podrun.slice with systemd), where nothing
+// but podrun puts libcgroups.
 func ownedByPodrun(name, driver string) bool {
-	own, _ := parseCgroupRoot(DefaultCgroupRoot, driver)
+	own, _ := parseCgroupRoot(DefaultRoot, driver)
 	r := own.path(driver)
 	return name == r || strings.HasPrefix(name, r+"/")
 }
@@ -435,7 +368,7 @@ func ownedByPodrun(name, driver string) bool {
 // owns reports whether podrun may set the resources of the parent cgroup
 // name and remove it once empty: it is in podrun's own hierarchy, or this
 // run created it.
-func (h *cgroupHost) owns(name string) bool {
+func (h *Host) owns(name string) bool {
 	if ownedByPodrun(name, h.driver) {
 		return true
 	}
@@ -447,9 +380,9 @@ func (h *cgroupHost) owns(name string) bool {
 // ensure creates the cgroup if it does not exist and sets its resources
 // (the kubelet's Create: the library's Apply(-1), then Set). An existing
 // cgroup gets its resources set only when set is true.
-func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
+func (h *Host) ensure(name string, rc podResources, set bool) error {
 	res := libResources(rc, h.v2)
-	m, err := newCgroupManager(libCgroupConfig(name, h.driver, res))
+	m, err := h.sys.NewManager(libCgroupConfig(name, h.driver, res))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
 	}
@@ -457,7 +390,7 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 		if err := m.Apply(-1); err != nil {
 			return fmt.Errorf("creating cgroup %s: %w", name, err)
 		}
-		if h.driver == CgroupDriverCgroupfs {
+		if h.driver == DriverCgroupfs {
 			// Apply skips the hierarchies it has nothing to set in
 			// (devices, with SkipDevices as the kubelet sets it); the
 			// runtime makes the sandbox's cgroup there later. Make the
@@ -483,7 +416,7 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 	return nil
 }
 
-// ensurePodCgroup creates the root and the pod's QoS cgroup when missing,
+// EnsurePodCgroup creates the root and the pod's QoS cgroup when missing,
 // and the pod's cgroup, with their resources, and returns the pod cgroup's
 // name for the sandbox's CgroupParent — also with an error, for the
 // teardown to remove what was made. pods are the run's pods, for the
@@ -498,10 +431,10 @@ func (h *cgroupHost) ensure(name string, rc podResources, set bool) error {
 // the pod cgroup holds them in place, in case another podrun's removal and
 // this pod's creation (which makes missing parents along the way) made a
 // parent anew without them.
-func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
+func (h *Host) EnsurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	const attempts = 10
-	qos := qosClass(pod)
-	name := h.podCgroupName(pod)
+	qos := podresources.QOSClass(pod)
+	name := h.PodCgroupName(pod)
 	h.parents.Lock()
 	defer h.parents.Unlock()
 	var err error
@@ -514,16 +447,16 @@ func (h *cgroupHost) ensurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error
 	return name, err
 }
 
-// podCgroupName is the name of the pod's cgroup on this host.
-func (h *cgroupHost) podCgroupName(pod *v1.Pod) string {
-	return podCgroupName(pod, qosClass(pod), h.root, h.driver)
+// PodCgroupName is the name of the pod's cgroup on this host.
+func (h *Host) PodCgroupName(pod *v1.Pod) string {
+	return podCgroupName(pod, podresources.QOSClass(pod), h.root, h.driver)
 }
 
-// ensurePodCgroupOnce is one attempt of ensurePodCgroup (h.parents held).
+// ensurePodCgroupOnce is one attempt of EnsurePodCgroup (h.parents held).
 // The parents' resources depend on the run's pods only, so once a parent
 // is ready — set while a pod cgroup of this run holds it in place — later
 // pods of the run skip it.
-func (h *cgroupHost) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSClass, name string) error {
+func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSClass, name string) error {
 	type parent struct {
 		name string
 		rc   podResources
@@ -562,9 +495,9 @@ func (h *cgroupHost) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.Pod
 }
 
 // set sets the resources of an existing cgroup.
-func (h *cgroupHost) set(name string, rc podResources) error {
+func (h *Host) set(name string, rc podResources) error {
 	res := libResources(rc, h.v2)
-	m, err := newCgroupManager(libCgroupConfig(name, h.driver, res))
+	m, err := h.sys.NewManager(libCgroupConfig(name, h.driver, res))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
 	}
@@ -574,32 +507,32 @@ func (h *cgroupHost) set(name string, rc podResources) error {
 	return nil
 }
 
-// removePodCgroup removes the pod's cgroup (every process of the pod must be
+// RemovePodCgroup removes the pod's cgroup (every process of the pod must be
 // gone by then) and then its QoS cgroup and the root, innermost first, while
 // podrun owns them and they are empty. A cgroup already gone counts as
 // removed.
-func (h *cgroupHost) removePodCgroup(name string) error {
+func (h *Host) RemovePodCgroup(name string) error {
 	h.parents.Lock()
 	defer h.parents.Unlock()
 	// A parent removed now is ensured again by the next pod that needs it.
 	clear(h.ready)
-	return removePodCgroup(name, h.driver, h.owns)
+	return h.sys.removePodCgroup(name, h.driver, h.owns)
 }
 
-// removeCgroupOfSandbox removes the pod cgroup a sandbox's annotation names
-// (reclaiming, `podrun down`); the parents removed once empty are those in
-// podrun's own hierarchy. The driver is told by the name: slices end in
-// ".slice".
-func removeCgroupOfSandbox(name string) error {
-	driver := CgroupDriverCgroupfs
+// RemoveRecorded removes the pod cgroup a sandbox's annotation or a data
+// dir's owner record names (reclaiming, `podrun down`); the parents removed
+// once empty are those in podrun's own hierarchy. The driver is told by the
+// name: slices end in ".slice".
+func (s System) RemoveRecorded(name string) error {
+	driver := DriverCgroupfs
 	if strings.HasSuffix(name, ".slice") {
-		driver = CgroupDriverSystemd
+		driver = DriverSystemd
 	}
-	return removePodCgroup(name, driver, func(parent string) bool { return ownedByPodrun(parent, driver) })
+	return s.removePodCgroup(name, driver, func(parent string) bool { return ownedByPodrun(parent, driver) })
 }
 
-func removePodCgroup(name, driver string, owns func(string) bool) error {
-	m, err := newCgroupManager(libCgroupConfig(name, driver, &cgroups.Resources{}))
+func (s System) removePodCgroup(name, driver string, owns func(string) bool) error {
+	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
 	}
@@ -609,7 +542,7 @@ func removePodCgroup(name, driver string, owns func(string) bool) error {
 	// Every ancestor but the hierarchy's root is the QoS cgroup or a level
 	// of --cgroup-root.
 	for parent := path.Dir(name); parent != "/" && parent != "." && owns(parent); parent = path.Dir(parent) {
-		removed, err := removeIfEmpty(parent, driver)
+		removed, err := s.removeIfEmpty(parent, driver)
 		if err != nil || !removed {
 			return err
 		}
@@ -623,13 +556,13 @@ func removePodCgroup(name, driver string, owns func(string) bool) error {
 // library's recursive removal, which would take along a pod cgroup another
 // podrun has just made. With systemd the slice is stopped once no child
 // cgroup is left in it.
-func removeIfEmpty(name, driver string) (bool, error) {
-	m, err := newCgroupManager(libCgroupConfig(name, driver, &cgroups.Resources{}))
+func (s System) removeIfEmpty(name, driver string) (bool, error) {
+	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
 	if err != nil {
 		return false, fmt.Errorf("cgroup %s: %w", name, err)
 	}
 	paths := m.GetPaths()
-	if driver == CgroupDriverSystemd {
+	if driver == DriverSystemd {
 		for _, p := range paths {
 			if hasChildCgroup(p) {
 				return false, nil
@@ -641,7 +574,7 @@ func removeIfEmpty(name, driver string) (bool, error) {
 		return true, nil
 	}
 	for _, p := range paths {
-		switch err := cgroupRmdir(p); {
+		switch err := s.Rmdir(p); {
 		case err == nil, errors.Is(err, unix.ENOENT):
 		case errors.Is(err, unix.EBUSY), errors.Is(err, unix.ENOTEMPTY):
 			return false, nil // in use
@@ -653,26 +586,18 @@ func removeIfEmpty(name, driver string) (bool, error) {
 }
 
 func hasChildCgroup(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			return true
-		}
-	}
-	return false
+	entries, _ := os.ReadDir(dir) // none when it is gone
+	return slices.ContainsFunc(entries, fs.DirEntry.IsDir)
 }
 
-// containerResources is the container's own cgroup limits, as the kubelet's
+// ContainerResources is the container's own cgroup limits, as the kubelet's
 // calculateLinuxResources sets them with cpuCFSQuota on (the default): cpu
 // shares from the request (from the limit when there is no request), the
 // CFS period always and a quota from the cpu limit (0, none, without one),
 // and the memory limit in bytes when set. (Only the cpu and memory fields;
 // containerConfig adds oom_score_adj (oomscore.go); hugepages and cgroup
 // v2's unified settings are not set.)
-func containerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
+func ContainerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
 	cpuRequest, hasRequest := c.Resources.Requests[v1.ResourceCPU]
 	cpuLimit := c.Resources.Limits[v1.ResourceCPU]
 	shares := milliCPUToShares(cpuRequest.MilliValue())

@@ -1,23 +1,23 @@
-package runner
-
-// Image pull credentials, the kubelet's way (pkg/credentialprovider
-// keyring.go, config.go and secrets/secrets.go; kuberuntime_image.go):
+// Package credentials finds the registry credentials to pull an image
+// with, the kubelet's way (pkg/credentialprovider: keyring.go, config.go
+// and secrets/secrets.go; kuberuntime_image.go PullImage):
 //
 //  1. Credentials come from docker configs: the pod's imagePullSecrets of
 //     type kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg (Secrets
 //     of the same run, in the pod's namespace), then the node's: the file
 //     given with --image-credentials, then the first docker config found
-//     where the kubelet looks (dockerConfigDirs).
+//     where the kubelet looks (DockerConfigDirs).
 //  2. Each source becomes a keyring: its registry keys normalised and
 //     reverse-sorted, so that a more specific key comes first.
-//  3. authsFor matches the image's repository against every keyring in
+//  3. AuthsFor matches the image's repository against every keyring in
 //     order and returns all matching credentials, most specific first.
-//  4. pullImage tries them in order until a pull succeeds; with none it
+//  4. Pull tries them in order until a pull succeeds; with none it
 //     pulls without credentials.
 //
 // No credential is ever printed: errors name where a credential came from
 // (a Secret's name, a file's path), never its contents, and the runtime's
 // error messages are scrubbed of every credential tried.
+package credentials
 
 import (
 	"context"
@@ -29,12 +29,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/imageref"
 )
 
 // ------------------------------------------------------ docker configs --
@@ -140,11 +141,11 @@ func maskJSONError(err error) error {
 	return errBadDockerConfig
 }
 
-// ------------------------------------------------------------ keyring --
+// ------------------------------------------------------------ Keyring --
 
-// credential is one set of registry credentials and where it came from.
+// Credential is one set of registry credentials and where it came from.
 // Source names a Secret or a file, never the contents.
-type credential struct {
+type Credential struct {
 	Username      string
 	Password      string
 	IdentityToken string
@@ -155,33 +156,33 @@ type credential struct {
 // authConfig is the CRI form of c. Like the kubelet for docker-config
 // credentials, podrun leaves Auth and ServerAddress empty: containerd
 // refuses a ServerAddress that is not a URL of the registry's host.
-func (c credential) authConfig() *runtimeapi.AuthConfig {
+func (c Credential) AuthConfig() *runtimeapi.AuthConfig {
 	return &runtimeapi.AuthConfig{
 		Username: c.Username, Password: c.Password,
 		IdentityToken: c.IdentityToken, RegistryToken: c.RegistryToken,
 	}
 }
 
-// keyring indexes one source's credentials by registry key
+// Keyring indexes one source's credentials by registry key
 // (host[:port][/path]), as the kubelet's BasicDockerKeyring.
-type keyring struct {
+type Keyring struct {
 	index []string                // keys, reverse-sorted: more specific first
-	creds map[string][]credential // key → credentials, in the order added
+	creds map[string][]Credential // key → credentials, in the order added
 }
 
 // defaultRegistryKey is where Docker Hub credentials are stored
 // ("https://index.docker.io/v1/" normalised).
 const defaultRegistryKey = "index.docker.io"
 
-// add puts a docker config's credentials in the keyring (kubelet
+// add puts a docker config's credentials in the Keyring (kubelet
 // BasicDockerKeyring.Add): the key gets https:// unless it has a scheme,
 // a leading /v1/ or /v2/ of its path is dropped, and the index key is
 // host[:port] plus the path unless that is "/". Keys that do not parse as
 // URLs are skipped. Entries are added in key order, so that two spellings
 // of one registry ("quay.io", "https://quay.io") keep a stable order.
-func (k *keyring) add(cfg dockerConfig, source string) {
+func (k *Keyring) add(cfg dockerConfig, source string) {
 	if k.creds == nil {
-		k.creds = map[string][]credential{}
+		k.creds = map[string][]Credential{}
 	}
 	for _, loc := range slices.Sorted(mapKeys(cfg)) {
 		e := cfg[loc]
@@ -204,7 +205,7 @@ func (k *keyring) add(cfg dockerConfig, source string) {
 		if _, ok := k.creds[key]; !ok {
 			k.index = append(k.index, key)
 		}
-		k.creds[key] = append(k.creds[key], credential{
+		k.creds[key] = append(k.creds[key], Credential{
 			Username: e.Username, Password: e.Password,
 			IdentityToken: e.IdentityToken, RegistryToken: e.RegistryToken,
 			Source: source,
@@ -224,15 +225,15 @@ func mapKeys(cfg dockerConfig) func(func(string) bool) {
 	}
 }
 
-// lookup returns every credential whose key matches repo (a normalised
+// lookup returns every Credential whose key matches repo (a normalised
 // repository such as "docker.io/library/busybox"), most specific key first;
 // with no match, the Docker Hub credentials for a Docker Hub image (kubelet
 // BasicDockerKeyring.Lookup).
-func (k *keyring) lookup(repo string) []credential {
+func (k *Keyring) lookup(repo string) []Credential {
 	if k == nil {
 		return nil
 	}
-	var out []credential
+	var out []Credential
 	for _, key := range k.index {
 		if urlsMatch(key, repo) {
 			out = append(out, k.creds[key]...)
@@ -244,7 +245,7 @@ func (k *keyring) lookup(repo string) []credential {
 	return out
 }
 
-// urlsMatch reports whether the keyring key glob matches target, both
+// urlsMatch reports whether the Keyring key glob matches target, both
 // schemeless URLs (kubelet URLsMatch): same port, same number of host
 // labels with each label matched by filepath.Match (so "*.example.com"
 // matches exactly one more label), and the key's path a prefix of the
@@ -296,19 +297,20 @@ func isDefaultRegistryMatch(repo string) bool {
 	return !strings.ContainsAny(first, ".:")
 }
 
-// authsFor returns the credentials to try for image, in order: each
-// keyring's matches in turn (the kubelet's union keyring: the pod's
+// AuthsFor returns the credentials to try for image, in order: each
+// Keyring's matches in turn (the kubelet's union Keyring: the pod's
 // secrets first, then the node's), with exact duplicates dropped so that a
-// credential found twice is tried once.
-func authsFor(image string, rings []*keyring) ([]credential, error) {
-	repo, err := parseImageName(image)
+// Credential found twice is tried once.
+func AuthsFor(image string, rings []*Keyring) ([]Credential, error) {
+	ref, err := imageref.Parse(image)
 	if err != nil {
 		return nil, err
 	}
-	var out []credential
+	repo := ref.Repository
+	var out []Credential
 	for _, r := range rings {
 		for _, c := range r.lookup(repo) {
-			if !slices.ContainsFunc(out, func(o credential) bool { return sameSecret(o, c) }) {
+			if !slices.ContainsFunc(out, func(o Credential) bool { return sameSecret(o, c) }) {
 				out = append(out, c)
 			}
 		}
@@ -316,86 +318,21 @@ func authsFor(image string, rings []*keyring) ([]credential, error) {
 	return out, nil
 }
 
-func sameSecret(a, b credential) bool {
+func sameSecret(a, b Credential) bool {
 	return a.Username == b.Username && a.Password == b.Password &&
 		a.IdentityToken == b.IdentityToken && a.RegistryToken == b.RegistryToken
 }
 
-// ----------------------------------------------------------- image names --
-
-// imageReferenceRegexp is the reference grammar of
-// github.com/distribution/reference: name[:tag][@digest], the name being
-// [domain[:port]/]component(/component)*.
-var imageReferenceRegexp = func() *regexp.Regexp {
-	const (
-		component = `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
-		label     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		domain    = `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-		name      = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
-		tag       = `[\w][\w.-]{0,127}`
-		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-	)
-	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(` + digest + `))?$`)
-}()
-
-var imageIDRegexp = regexp.MustCompile(`^[a-f0-9]{64}$`)
-
-// parseImageName returns the normalised repository of an image reference,
-// as the kubelet's parsers.ParseImageName (distribution's
-// ParseNormalizedNamed) gives it: "busybox" is "docker.io/library/busybox",
-// "index.docker.io/x/y:1" is "docker.io/x/y". A reference that does not
-// parse is an error in the kubelet's words.
-func parseImageName(image string) (string, error) {
-	fail := func(why string) (string, error) {
-		return "", fmt.Errorf("couldn't parse image name %q: %s", image, why)
-	}
-	if imageIDRegexp.MatchString(image) {
-		return fail(fmt.Sprintf("invalid repository name (%s), cannot specify 64-byte hexadecimal strings", image))
-	}
-	domain, rest := "docker.io", image
-	if first, after, ok := strings.Cut(image, "/"); ok &&
-		(strings.ContainsAny(first, ".:") || first == "localhost" || strings.ToLower(first) != first) {
-		domain, rest = first, after
-	}
-	if domain == "index.docker.io" {
-		domain = "docker.io"
-	}
-	if domain == "docker.io" && !strings.Contains(rest, "/") {
-		rest = "library/" + rest
-	}
-	if remote, _, _ := strings.Cut(rest, ":"); strings.ToLower(remote) != remote {
-		return fail(fmt.Sprintf("invalid reference format: repository name (%s) must be lowercase", remote))
-	}
-	m := imageReferenceRegexp.FindStringSubmatch(domain + "/" + rest)
-	if m == nil {
-		return fail("invalid reference format")
-	}
-	if len(m[1]) > 255 {
-		return fail("repository name must not be more than 255 characters")
-	}
-	if d := m[2]; d != "" {
-		alg, hex, _ := strings.Cut(d, ":")
-		n, ok := map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}[alg]
-		if !ok {
-			return fail("unsupported digest algorithm")
-		}
-		if len(hex) != n || strings.ToLower(hex) != hex {
-			return fail("invalid checksum digest format")
-		}
-	}
-	return m[1], nil
-}
-
 // ------------------------------------------------------------- sources --
 
-// podKeyring builds the keyring of a pod's imagePullSecrets from the
+// PodKeyring builds the Keyring of a pod's imagePullSecrets from the
 // run's Secrets (kubelet getPullSecretsForPod and MakeDockerKeyring).
 // Empty names are skipped; names with no Secret in the pod's namespace are
 // returned as missing; Secrets of other types, or without their key, are
 // ignored. A docker config Secret that does not parse is an error naming
 // it.
-func podKeyring(pod *v1.Pod, secrets []*v1.Secret) (ring *keyring, missing []string, err error) {
-	ring = &keyring{}
+func PodKeyring(pod *v1.Pod, secrets []*v1.Secret) (ring *Keyring, missing []string, err error) {
+	ring = &Keyring{}
 	for _, ref := range pod.Spec.ImagePullSecrets {
 		if ref.Name == "" {
 			continue
@@ -437,8 +374,8 @@ func secretKey(t v1.SecretType) string {
 	return ""
 }
 
-// dockerConfigDirs are where the node's docker config is looked for.
-type dockerConfigDirs struct {
+// DockerConfigDirs are where the node's docker config is looked for.
+type DockerConfigDirs struct {
 	Preferred    string // the kubelet's root dir; podrun's --root-dir
 	WorkDir      string
 	Home         string // $HOME
@@ -451,7 +388,7 @@ type dockerConfigDirs struct {
 // preferred dir, the working dir, $HOME and /. podrun also honours
 // $DOCKER_CONFIG, as the docker CLI does, in place of $HOME/.docker.
 // Empty dirs are left out.
-func (d dockerConfigDirs) candidates() []string {
+func (d DockerConfigDirs) candidates() []string {
 	homeJSON := ""
 	if d.Home != "" {
 		homeJSON = filepath.Join(d.Home, ".docker")
@@ -476,7 +413,7 @@ func (d dockerConfigDirs) candidates() []string {
 // findNodeDockerConfig returns the first candidate file that reads and
 // parses, and its path; "" and nil when there is none. Like the kubelet, a
 // file that cannot be read or parsed is passed over.
-func findNodeDockerConfig(d dockerConfigDirs) (string, dockerConfig) {
+func findNodeDockerConfig(d DockerConfigDirs) (string, dockerConfig) {
 	for _, path := range d.candidates() {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -493,57 +430,67 @@ func findNodeDockerConfig(d dockerConfigDirs) (string, dockerConfig) {
 	return "", nil
 }
 
-// nodeKeyrings returns the node's keyrings, in the order they are tried:
-// the --image-credentials file (an error if it cannot be read or parsed:
-// it was asked for), then the docker config the kubelet would find.
-func nodeKeyrings(credentialsFile string, dirs dockerConfigDirs) ([]*keyring, error) {
-	var rings []*keyring
-	if credentialsFile != "" {
-		b, err := os.ReadFile(credentialsFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading --image-credentials: %w", err)
-		}
-		cfg, err := parseDockerConfigJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("reading --image-credentials %s: %w", credentialsFile, err)
-		}
-		k := &keyring{}
-		k.add(cfg, credentialsFile)
-		rings = append(rings, k)
+// LoadFile reads the docker config.json given with --image-credentials
+// through readFile (os.ReadFile): an error if it cannot be read or parsed,
+// since it was asked for. "" is none (nil).
+func LoadFile(path string, readFile func(string) ([]byte, error)) (*Keyring, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading --image-credentials: %w", err)
+	}
+	cfg, err := parseDockerConfigJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("reading --image-credentials %s: %w", path, err)
+	}
+	k := &Keyring{}
+	k.add(cfg, path)
+	return k, nil
+}
+
+// NodeKeyrings returns the node's keyrings, in the order they are tried:
+// the --image-credentials file's (flagRing; nil for none), then the
+// docker config the kubelet would find in dirs.
+func NodeKeyrings(flagRing *Keyring, dirs DockerConfigDirs) []*Keyring {
+	var rings []*Keyring
+	if flagRing != nil {
+		rings = append(rings, flagRing)
 	}
 	if path, cfg := findNodeDockerConfig(dirs); cfg != nil {
-		k := &keyring{}
+		k := &Keyring{}
 		k.add(cfg, path)
 		rings = append(rings, k)
 	}
-	return rings, nil
+	return rings
 }
 
-// nodeDockerConfigDirs are the search dirs for this process.
-func nodeDockerConfigDirs(rootDir string) dockerConfigDirs {
+// NodeDockerConfigDirs are the search dirs for this process.
+func NodeDockerConfigDirs(rootDir string) DockerConfigDirs {
 	wd, _ := os.Getwd()
-	return dockerConfigDirs{Preferred: rootDir, WorkDir: wd, Home: os.Getenv("HOME"), DockerConfig: os.Getenv("DOCKER_CONFIG")}
+	return DockerConfigDirs{Preferred: rootDir, WorkDir: wd, Home: os.Getenv("HOME"), DockerConfig: os.Getenv("DOCKER_CONFIG")}
 }
 
 // ---------------------------------------------------------------- pull --
 
-// imagePuller is the one runtime call pulling needs.
-type imagePuller interface {
+// Puller is the one runtime call pulling needs.
+type Puller interface {
 	PullImage(ctx context.Context, image string, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)
 }
 
-// pullImage pulls image with each credential in turn until one succeeds,
+// Pull pulls image with each Credential in turn until one succeeds,
 // or without credentials when there are none (kubelet
 // kubeGenericRuntimeManager.PullImage). The errors are aggregated as the
-// kubelet's ("[e1, e2]" for several), each naming the credential's source,
-// and scrubbed of every credential tried.
-func pullImage(ctx context.Context, rt imagePuller, image string, creds []credential, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+// kubelet's ("[e1, e2]" for several), each naming the Credential's source,
+// and scrubbed of every Credential tried.
+func Pull(ctx context.Context, rt Puller, image string, creds []Credential, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	if len(creds) == 0 {
 		return rt.PullImage(ctx, image, nil, sandboxCfg)
 	}
 	var msgs []string
 	for _, c := range creds {
-		ref, err := rt.PullImage(ctx, image, c.authConfig(), sandboxCfg)
+		ref, err := rt.PullImage(ctx, image, c.AuthConfig(), sandboxCfg)
 		if err == nil {
 			return ref, nil
 		}
@@ -561,7 +508,7 @@ func pullImage(ctx context.Context, rt imagePuller, image string, creds []creden
 // redact replaces every secret of creds in msg: passwords and tokens, and
 // the base64 forms of "user:password" a registry client may send.
 // Usernames are not secrets and stay.
-func redact(msg string, creds []credential) string {
+func redact(msg string, creds []Credential) string {
 	var secrets []string
 	for _, c := range creds {
 		secrets = append(secrets, c.Password, c.IdentityToken, c.RegistryToken)
@@ -580,26 +527,4 @@ func redact(msg string, creds []credential) string {
 		}
 	}
 	return msg
-}
-
-// pullWithCredentials pulls a container's image with the credentials the
-// pod's imagePullSecrets and the node hold for it. When the pull fails and
-// some of the pod's imagePullSecrets were not in the run, a
-// FailedToRetrieveImagePullSecret warning names them, as the kubelet's
-// event does.
-func (p *podRun) pullWithCredentials(ctx context.Context, image string, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	podRing, missing, err := podKeyring(p.pod, p.r.opts.Secrets)
-	if err != nil {
-		return "", err
-	}
-	creds, err := authsFor(image, append([]*keyring{podRing}, p.r.nodeKeyrings...))
-	if err != nil {
-		return "", err
-	}
-	ref, err := pullImage(ctx, p.r.rt, image, creds, sandboxCfg)
-	if err != nil && len(missing) > 0 && ctx.Err() == nil {
-		p.event("Warning", "FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.",
-			strings.Join(missing, ", "))
-	}
-	return ref, err
 }

@@ -1,4 +1,4 @@
-package runner
+package admission
 
 import (
 	"bufio"
@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// NodeInfo is what admission knows of the node: the facts a kubelet puts in
+// Node is what admission knows of the node: the facts a kubelet puts in
 // its Node object, and its admission flags.
-type NodeInfo struct {
+type Node struct {
 	Name   string
 	Labels map[string]string
 
@@ -56,7 +56,7 @@ const defaultMaxPods = 110
 // from allocatable (pkg/kubelet/cm GetNodeAllocatableReservation with the
 // defaults of pkg/kubelet/eviction): memory.available<100Mi and
 // nodefs.available<10%.
-var evictionHardMemory = resource.MustParse("100Mi")
+const evictionHardMemoryBytes = 100 << 20 // 100Mi
 
 const evictionHardNodefsPercent = 10
 
@@ -75,16 +75,16 @@ type hostFacts struct {
 // memory in /proc/meminfo, the size of the root dir's filesystem and the
 // huge pages in /sys/kernel/mm/hugepages; allocatable is capacity less
 // --system-reserved and the default hard eviction thresholds.
-func NodeFromHost(o HostOptions) (NodeInfo, error) {
+func NodeFromHost(o HostOptions) (Node, error) {
 	f, err := readHostFacts(o.RootDir)
 	if err != nil {
-		return NodeInfo{}, err
+		return Node{}, err
 	}
 	return nodeInfo(f, o), nil
 }
 
 // nodeInfo computes the node from the machine's facts and the flags.
-func nodeInfo(f hostFacts, o HostOptions) NodeInfo {
+func nodeInfo(f hostFacts, o HostOptions) Node {
 	labels := map[string]string{
 		v1.LabelHostname:          o.NodeName,
 		v1.LabelOSStable:          runtime.GOOS,
@@ -113,7 +113,7 @@ func nodeInfo(f hostFacts, o HostOptions) NodeInfo {
 	for name, q := range o.SystemReserved {
 		sub(name, q)
 	}
-	sub(v1.ResourceMemory, evictionHardMemory)
+	sub(v1.ResourceMemory, *resource.NewQuantity(evictionHardMemoryBytes, resource.BinarySI))
 	sub(v1.ResourceEphemeralStorage, *resource.NewQuantity(f.RootFsBytes*evictionHardNodefsPercent/100, resource.BinarySI))
 	// Huge pages are memory the pods cannot have as memory (kubelet
 	// nodestatus MachineInfo).
@@ -123,7 +123,7 @@ func nodeInfo(f hostFacts, o HostOptions) NodeInfo {
 		sub(v1.ResourceMemory, q)
 	}
 
-	return NodeInfo{
+	return Node{
 		Name:                 o.NodeName,
 		Labels:               labels,
 		Allocatable:          alloc,

@@ -1,9 +1,8 @@
-package runner
-
-// Admission: whether the node takes a pod, decided before anything of the
-// run is created. It follows the kubelet's admit handlers in their
-// registration order (pkg/kubelet/kubelet.go NewMainKubelet), the first
-// rejection winning:
+// Package admission decides whether the node takes a pod, before anything
+// of a run is created (the kubelet's pkg/kubelet/lifecycle admit handlers),
+// and describes the node it admits against (node.go). It follows the
+// kubelet's admit handlers in their registration order
+// (pkg/kubelet/kubelet.go NewMainKubelet), the first rejection winning:
 //
 //  0. scheduling gates (podrun's own rule, see ReasonSchedulingGated)
 //  1. eviction: podrun watches no node pressure, so it never rejects
@@ -18,6 +17,7 @@ package runner
 // The reasons and messages are the kubelet's; the message the pod's status
 // carries is "Pod was rejected: " and the handler's message (kubelet.go
 // rejectPod).
+package admission
 
 import (
 	"errors"
@@ -30,6 +30,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/podrun/podrun/podresources"
 )
 
 // Rejection reasons, as the kubelet names them (pkg/kubelet/lifecycle,
@@ -66,29 +68,29 @@ const (
 	errNodePorts    = "node(s) didn't have free ports for the requested pod ports"
 )
 
-// AdmissionError is a pod the node rejected, with the kubelet's reason and
+// Error is a pod the node rejected, with the kubelet's reason and
 // the message it would put in the pod's status.
-type AdmissionError struct {
+type Error struct {
 	Namespace, Name string
 	Reason          string // e.g. OutOfcpu, NodeAffinity, SysctlForbidden
 	Message         string // "Pod was rejected: ..."
 }
 
-func (e *AdmissionError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("pod %s/%s: %s (reason %s)", e.Namespace, e.Name, e.Message, e.Reason)
 }
 
 // Status is the status the kubelet gives a rejected pod (kubelet.go rejectPod).
-func (e *AdmissionError) Status() v1.PodStatus {
+func (e *Error) Status() v1.PodStatus {
 	return v1.PodStatus{Phase: v1.PodFailed, Reason: e.Reason, Message: e.Message}
 }
 
-// admitPods admits the pods in order, each against the node and the pods
+// Admit admits the pods in order, each against the node and the pods
 // admitted before it, and returns the rejections (nil when all are admitted).
 // A rejected pod takes no room from the pods after it, as on a kubelet.
-func admitPods(pods []*v1.Pod, node NodeInfo) []*AdmissionError {
+func Admit(pods []*v1.Pod, node Node) []*Error {
 	var admitted []*v1.Pod
-	var rejected []*AdmissionError
+	var rejected []*Error
 	for _, p := range pods {
 		if e := admitPod(p, node, admitted); e != nil {
 			rejected = append(rejected, e)
@@ -99,9 +101,9 @@ func admitPods(pods []*v1.Pod, node NodeInfo) []*AdmissionError {
 	return rejected
 }
 
-// joinRejections is the error of a run with rejected pods: every rejection,
-// each an *AdmissionError (errors.As finds the first).
-func joinRejections(rejected []*AdmissionError) error {
+// JoinRejections is the error of a run with rejected pods: every rejection,
+// each an *Error (errors.As finds the first).
+func JoinRejections(rejected []*Error) error {
 	errs := make([]error, len(rejected))
 	for i, e := range rejected {
 		errs[i] = e
@@ -111,9 +113,9 @@ func joinRejections(rejected []*AdmissionError) error {
 
 // admitPod decides whether the node takes pod, given the pods already
 // admitted in this run; nil means admitted.
-func admitPod(pod *v1.Pod, node NodeInfo, admitted []*v1.Pod) *AdmissionError {
-	reject := func(reason, format string, args ...any) *AdmissionError {
-		return &AdmissionError{Namespace: pod.Namespace, Name: pod.Name, Reason: reason,
+func admitPod(pod *v1.Pod, node Node, admitted []*v1.Pod) *Error {
+	reject := func(reason, format string, args ...any) *Error {
+		return &Error{Namespace: pod.Namespace, Name: pod.Name, Reason: reason,
 			Message: rejectedPrefix + fmt.Sprintf(format, args...)}
 	}
 
@@ -185,7 +187,7 @@ type insufficient struct {
 // a case where it "will not fail admission while it should". podrun has no
 // scheduler, so it rejects such a pod as the scheduler's fit check would:
 // OutOfexample.com/dongle, capacity 0.
-func insufficientResource(pod *v1.Pod, node NodeInfo, admitted []*v1.Pod) *insufficient {
+func insufficientResource(pod *v1.Pod, node Node, admitted []*v1.Pod) *insufficient {
 	allocatable := func(name v1.ResourceName) int64 {
 		q, ok := node.Allocatable[name]
 		if !ok {
@@ -239,45 +241,13 @@ func isScalarResource(name v1.ResourceName) bool {
 		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
 }
 
-// admissionRequests is the pod's effective request per resource, the formula of
-// the scheduler and the kubelet (component-helpers resource.PodRequests):
-//
-//   - regular containers and sidecars (restartable init containers) add up;
-//   - each regular init container runs alone next to the sidecars started
-//     before it, so it needs its own request plus theirs;
-//   - the pod needs the larger of the two, per resource;
-//   - pod-level requests (spec.resources) replace that for cpu, memory and
-//     hugepages;
-//   - the pod overhead is added.
+// admissionRequests is the pod's effective request per resource
+// (podresources.Requests) in the units the scheduler counts.
 func admissionRequests(pod *v1.Pod) map[v1.ResourceName]int64 {
 	reqs := map[v1.ResourceName]int64{}
-	for i := range pod.Spec.Containers {
-		addRequestAmounts(reqs, pod.Spec.Containers[i].Resources.Requests)
+	for name, q := range podresources.Requests(pod) {
+		reqs[name] = requestAmount(name, q)
 	}
-	sidecars := map[v1.ResourceName]int64{}
-	initMax := map[v1.ResourceName]int64{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		use := map[v1.ResourceName]int64{}
-		if isSidecar(c) {
-			addRequestAmounts(reqs, c.Resources.Requests)
-			addRequestAmounts(sidecars, c.Resources.Requests)
-			addAmounts(use, sidecars)
-		} else {
-			addRequestAmounts(use, c.Resources.Requests)
-			addAmounts(use, sidecars)
-		}
-		maxAmounts(initMax, use)
-	}
-	maxAmounts(reqs, initMax)
-	if pod.Spec.Resources != nil {
-		for name, q := range pod.Spec.Resources.Requests {
-			if name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
-				reqs[name] = requestAmount(name, q)
-			}
-		}
-	}
-	addRequestAmounts(reqs, pod.Spec.Overhead)
 	return reqs
 }
 
@@ -290,23 +260,9 @@ func requestAmount(name v1.ResourceName, q resource.Quantity) int64 {
 	return q.Value()
 }
 
-func addRequestAmounts(dst map[v1.ResourceName]int64, l v1.ResourceList) {
-	for name, q := range l {
-		dst[name] += requestAmount(name, q)
-	}
-}
-
 func addAmounts(dst, src map[v1.ResourceName]int64) {
 	for name, n := range src {
 		dst[name] += n
-	}
-}
-
-func maxAmounts(dst, src map[v1.ResourceName]int64) {
-	for name, n := range src {
-		if n > dst[name] {
-			dst[name] = n
-		}
 	}
 }
 
@@ -316,7 +272,7 @@ func maxAmounts(dst, src map[v1.ResourceName]int64) {
 // (component-helpers scheduling/corev1/nodeaffinity GetRequiredNodeAffinity):
 // every nodeSelector label must be on the node with that value, and, if the
 // pod has required node affinity, one of its terms must match.
-func nodeAffinityMatches(pod *v1.Pod, node NodeInfo) bool {
+func nodeAffinityMatches(pod *v1.Pod, node Node) bool {
 	for k, v := range pod.Spec.NodeSelector {
 		if lv, ok := node.Labels[k]; !ok || lv != v {
 			return false
@@ -337,7 +293,7 @@ func nodeAffinityMatches(pod *v1.Pod, node NodeInfo) bool {
 // termMatches tells whether every expression and field requirement of a
 // node selector term holds. An empty term matches nothing; so does a term
 // with an invalid requirement (the scheduler skips terms it cannot parse).
-func termMatches(term v1.NodeSelectorTerm, node NodeInfo) bool {
+func termMatches(term v1.NodeSelectorTerm, node Node) bool {
 	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
 		return false
 	}
@@ -468,19 +424,21 @@ func hostPortsConflict(pod *v1.Pod, admitted []*v1.Pod) bool {
 // namespaced ("" for always).
 type safeSysctl struct{ name, kernel string }
 
-var safeSysctls = []safeSysctl{
-	{"kernel.shm_rmid_forced", ""},
-	{"net.ipv4.ip_local_port_range", ""},
-	{"net.ipv4.tcp_syncookies", ""},
-	{"net.ipv4.ping_group_range", ""},
-	{"net.ipv4.ip_unprivileged_port_start", ""},
-	{"net.ipv4.ip_local_reserved_ports", "3.16"},
-	{"net.ipv4.tcp_keepalive_time", "4.5"},
-	{"net.ipv4.tcp_fin_timeout", "4.6"},
-	{"net.ipv4.tcp_keepalive_intvl", "4.5"},
-	{"net.ipv4.tcp_keepalive_probes", "4.5"},
-	{"net.ipv4.tcp_rmem", "4.15"},
-	{"net.ipv4.tcp_wmem", "4.15"},
+func safeSysctls() []safeSysctl {
+	return []safeSysctl{
+		{"kernel.shm_rmid_forced", ""},
+		{"net.ipv4.ip_local_port_range", ""},
+		{"net.ipv4.tcp_syncookies", ""},
+		{"net.ipv4.ping_group_range", ""},
+		{"net.ipv4.ip_unprivileged_port_start", ""},
+		{"net.ipv4.ip_local_reserved_ports", "3.16"},
+		{"net.ipv4.tcp_keepalive_time", "4.5"},
+		{"net.ipv4.tcp_fin_timeout", "4.6"},
+		{"net.ipv4.tcp_keepalive_intvl", "4.5"},
+		{"net.ipv4.tcp_keepalive_probes", "4.5"},
+		{"net.ipv4.tcp_rmem", "4.15"},
+		{"net.ipv4.tcp_wmem", "4.15"},
+	}
 }
 
 // safeSysctlNames is the safe list on a kernel: a gated sysctl is dropped
@@ -488,7 +446,7 @@ var safeSysctls = []safeSysctl{
 func safeSysctlNames(kernel string) []string {
 	kv, _ := version.ParseGeneric(kernel)
 	var out []string
-	for _, s := range safeSysctls {
+	for _, s := range safeSysctls() {
 		if s.kernel == "" || (kv != nil && kv.AtLeast(version.MustParseGeneric(s.kernel))) {
 			out = append(out, s.name)
 		}
@@ -537,7 +495,7 @@ func normalizeSysctl(name string) string {
 // --allowed-unsafe-sysctls (a trailing * is a prefix), and a net or ipc
 // sysctl is refused with hostNetwork or hostIPC. It returns the problem with
 // the first sysctl that fails, or "".
-func forbiddenSysctl(pod *v1.Pod, node NodeInfo) string {
+func forbiddenSysctl(pod *v1.Pod, node Node) string {
 	sc := pod.Spec.SecurityContext
 	if sc == nil || len(sc.Sysctls) == 0 {
 		return ""
@@ -578,7 +536,7 @@ func forbiddenSysctl(pod *v1.Pod, node NodeInfo) string {
 
 // appArmorProblem is the kubelet's AppArmor validator
 // (pkg/security/apparmor/validate.go, helpers.go): a pod needs AppArmor when
-// any pod-level or container-level appArmorProfile, or any deprecated
+// any pod-level or container-level AppArmorProfile, or any deprecated
 // container.apparmor.security.beta.kubernetes.io/* annotation, asks for a
 // profile other than Unconfined — RuntimeDefault too. Such a pod cannot run
 // on a host without AppArmor; on a host with it, a Localhost profile needs a
@@ -591,7 +549,7 @@ func appArmorProblem(pod *v1.Pod, hostEnabled bool) string {
 		return "AppArmor is not enabled on the host"
 	}
 	for _, c := range initAndRegularContainers(pod) {
-		p := appArmorProfile(pod, c)
+		p := AppArmorProfile(pod, c)
 		if p != nil && p.Type == v1.AppArmorProfileTypeLocalhost &&
 			(p.LocalhostProfile == nil || strings.TrimSpace(*p.LocalhostProfile) == "") {
 			return fmt.Sprintf("invalid empty AppArmor profile name: container %q has a Localhost profile without localhostProfile", c.Name)
@@ -618,9 +576,9 @@ func appArmorRequired(pod *v1.Pod) bool {
 	return false
 }
 
-// appArmorProfile is a container's effective profile: its own field, then
+// AppArmorProfile is a container's effective profile: its own field, then
 // the deprecated annotation, then the pod's field (apparmor.GetProfile).
-func appArmorProfile(pod *v1.Pod, c *v1.Container) *v1.AppArmorProfile {
+func AppArmorProfile(pod *v1.Pod, c *v1.Container) *v1.AppArmorProfile {
 	if c.SecurityContext != nil && c.SecurityContext.AppArmorProfile != nil {
 		return c.SecurityContext.AppArmorProfile
 	}
@@ -651,25 +609,4 @@ func initAndRegularContainers(pod *v1.Pod) []*v1.Container {
 		out = append(out, &pod.Spec.Containers[i])
 	}
 	return out
-}
-
-// rejectedResult is the result of a run that admission stopped: a rejected
-// pod has the status the kubelet gives it (Failed, with the reason and
-// message); the others stay Pending, never started.
-func rejectedResult(pods []*v1.Pod, rejected []*AdmissionError) *Result {
-	byPod := map[string]*AdmissionError{}
-	for _, e := range rejected {
-		byPod[e.Namespace+"/"+e.Name] = e
-	}
-	res := &Result{Pods: make([]PodResult, len(pods))}
-	for i, p := range pods {
-		r := PodResult{Pod: p, Outcome: outcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
-		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
-			r.Status, r.Err = e.Status(), e
-		} else {
-			r.Err = errors.New("not started: another pod of the run was rejected")
-		}
-		res.Pods[i] = r
-	}
-	return res
 }

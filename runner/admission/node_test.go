@@ -1,4 +1,4 @@
-package runner
+package admission
 
 import (
 	"os"

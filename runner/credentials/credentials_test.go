@@ -1,4 +1,4 @@
-package runner
+package credentials
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func TestPullSecretPodKeyring(t *testing.T) {
 			for _, r := range tt.refs {
 				pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, v1.LocalObjectReference{Name: r})
 			}
-			ring, missing, err := podKeyring(pod, all)
+			ring, missing, err := PodKeyring(pod, all)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "hunter2") {
 					t.Fatalf("err = %v, want %q (and no secret)", err, tt.wantErr)
@@ -147,7 +147,7 @@ func TestPullSecretPodKeyring(t *testing.T) {
 }
 
 func TestKeyringIndexIsNormalisedAndReverseSorted(t *testing.T) {
-	var k keyring
+	var k Keyring
 	k.add(dockerConfig{
 		"quay.io":                     {Username: "host"},
 		"https://quay.io/coreos":      {Username: "path"},
@@ -173,8 +173,8 @@ func TestKeyringIndexIsNormalisedAndReverseSorted(t *testing.T) {
 }
 
 func TestAuthsFor(t *testing.T) {
-	ring := func(source string, cfg dockerConfig) *keyring {
-		k := &keyring{}
+	ring := func(source string, cfg dockerConfig) *Keyring {
+		k := &Keyring{}
 		k.add(cfg, source)
 		return k
 	}
@@ -182,57 +182,57 @@ func TestAuthsFor(t *testing.T) {
 	tests := []struct {
 		name  string
 		image string
-		rings []*keyring
+		rings []*Keyring
 		want  []string // usernames in order
 	}{
-		{name: "no keyring", image: "reg.io/app", want: nil},
+		{name: "no Keyring", image: "reg.io/app", want: nil},
 		{name: "host match", image: "reg.io/team/app:1",
-			rings: []*keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: []string{"a"}},
+			rings: []*Keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: []string{"a"}},
 		{name: "no match", image: "other.io/app",
-			rings: []*keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
+			rings: []*Keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
 		{name: "scheme and /v2/ ignored", image: "reg.io/app",
-			rings: []*keyring{ring("s", dockerConfig{"https://reg.io/v2/": u("a")})}, want: []string{"a"}},
+			rings: []*Keyring{ring("s", dockerConfig{"https://reg.io/v2/": u("a")})}, want: []string{"a"}},
 		{name: "all matches, most specific first", image: "quay.io/coreos/etcd:v3",
-			rings: []*keyring{ring("s", dockerConfig{"quay.io": u("host"), "quay.io/coreos": u("org"), "quay.io/coreos/etcd": u("repo"), "quay.io/other": u("no")})},
+			rings: []*Keyring{ring("s", dockerConfig{"quay.io": u("host"), "quay.io/coreos": u("org"), "quay.io/coreos/etcd": u("repo"), "quay.io/other": u("no")})},
 			want:  []string{"repo", "org", "host"}},
 		{name: "key path is a string prefix, as the kubelet's", image: "quay.io/coreos/etcd",
-			rings: []*keyring{ring("s", dockerConfig{"quay.io/core": u("prefix")})}, want: []string{"prefix"}},
+			rings: []*Keyring{ring("s", dockerConfig{"quay.io/core": u("prefix")})}, want: []string{"prefix"}},
 		{name: "glob matches one label", image: "a.example.com/app",
-			rings: []*keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: []string{"glob"}},
+			rings: []*Keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: []string{"glob"}},
 		{name: "glob does not match two labels", image: "a.b.example.com/app",
-			rings: []*keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: nil},
+			rings: []*Keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: nil},
 		{name: "glob does not match the bare domain", image: "example.com/app",
-			rings: []*keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: nil},
+			rings: []*Keyring{ring("s", dockerConfig{"*.example.com": u("glob")})}, want: nil},
 		{name: "glob within a label", image: "eu-registry.example.com/app",
-			rings: []*keyring{ring("s", dockerConfig{"*-registry.example.com": u("glob")})}, want: []string{"glob"}},
+			rings: []*Keyring{ring("s", dockerConfig{"*-registry.example.com": u("glob")})}, want: []string{"glob"}},
 		{name: "same port", image: "127.0.0.1:5000/private/app:1",
-			rings: []*keyring{ring("s", dockerConfig{"127.0.0.1:5000": u("port"), "127.0.0.1": u("noport"), "127.0.0.1:5001": u("other")})},
+			rings: []*Keyring{ring("s", dockerConfig{"127.0.0.1:5000": u("port"), "127.0.0.1": u("noport"), "127.0.0.1:5001": u("other")})},
 			want:  []string{"port"}},
 		{name: "a key without port does not match an image with one", image: "reg.io:443/app",
-			rings: []*keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
+			rings: []*Keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
 		{name: "docker hub default for a short name", image: "busybox",
-			rings: []*keyring{ring("s", dockerConfig{"https://index.docker.io/v1/": u("hub")})}, want: []string{"hub"}},
+			rings: []*Keyring{ring("s", dockerConfig{"https://index.docker.io/v1/": u("hub")})}, want: []string{"hub"}},
 		{name: "docker hub default for user/repo", image: "someone/app:1",
-			rings: []*keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
 		{name: "docker hub default for docker.io/...", image: "docker.io/library/busybox",
-			rings: []*keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
 		{name: "docker.io key matches directly", image: "busybox",
-			rings: []*keyring{ring("s", dockerConfig{"docker.io": u("d"), "index.docker.io": u("hub")})}, want: []string{"d"}},
+			rings: []*Keyring{ring("s", dockerConfig{"docker.io": u("d"), "index.docker.io": u("hub")})}, want: []string{"d"}},
 		{name: "no docker hub default for another registry", image: "quay.io/app",
-			rings: []*keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
 		{name: "pod secrets before node credentials", image: "reg.io/app",
-			rings: []*keyring{ring("pod", dockerConfig{"reg.io": u("pod")}), ring("node", dockerConfig{"reg.io/app": u("node")})},
+			rings: []*Keyring{ring("pod", dockerConfig{"reg.io": u("pod")}), ring("node", dockerConfig{"reg.io/app": u("node")})},
 			want:  []string{"pod", "node"}},
-		{name: "the docker hub default applies per keyring", image: "busybox",
-			rings: []*keyring{ring("pod", dockerConfig{"docker.io": u("pod")}), ring("node", dockerConfig{"index.docker.io": u("node")})},
+		{name: "the docker hub default applies per Keyring", image: "busybox",
+			rings: []*Keyring{ring("pod", dockerConfig{"docker.io": u("pod")}), ring("node", dockerConfig{"index.docker.io": u("node")})},
 			want:  []string{"pod", "node"}},
-		{name: "a credential found twice is tried once", image: "reg.io/app",
-			rings: []*keyring{ring("pod", dockerConfig{"reg.io": u("a")}), ring("node", dockerConfig{"https://reg.io": u("a")})},
+		{name: "a Credential found twice is tried once", image: "reg.io/app",
+			rings: []*Keyring{ring("pod", dockerConfig{"reg.io": u("a")}), ring("node", dockerConfig{"https://reg.io": u("a")})},
 			want:  []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := authsFor(tt.image, tt.rings)
+			got, err := AuthsFor(tt.image, tt.rings)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,55 +240,19 @@ func TestAuthsFor(t *testing.T) {
 			for _, c := range got {
 				users = append(users, c.Username)
 				if c.Password != c.Username+"-pw" {
-					t.Errorf("credential %q has password %q", c.Username, c.Password)
+					t.Errorf("Credential %q has password %q", c.Username, c.Password)
 				}
 			}
 			if !slices.Equal(users, tt.want) {
-				t.Errorf("authsFor(%q) = %q, want %q", tt.image, users, tt.want)
+				t.Errorf("AuthsFor(%q) = %q, want %q", tt.image, users, tt.want)
 			}
 		})
 	}
 }
 
 func TestAuthsForInvalidImageName(t *testing.T) {
-	if _, err := authsFor("<your-private-image>", nil); err == nil {
+	if _, err := AuthsFor("<your-private-image>", nil); err == nil {
 		t.Fatal("no error for an invalid image name")
-	}
-}
-
-func TestPullImageNameNormalisation(t *testing.T) {
-	tests := []struct{ in, want, err string }{
-		{in: "busybox", want: "docker.io/library/busybox"},
-		{in: "busybox:1.36", want: "docker.io/library/busybox"},
-		{in: "someone/app", want: "docker.io/someone/app"},
-		{in: "docker.io/app", want: "docker.io/library/app"},
-		{in: "index.docker.io/someone/app:1", want: "docker.io/someone/app"},
-		{in: "localhost/app", want: "localhost/app"},
-		{in: "127.0.0.1:35444/private/busybox:1.0", want: "127.0.0.1:35444/private/busybox"},
-		{in: "quay.io/coreos/etcd@sha256:" + strings.Repeat("a", 64), want: "quay.io/coreos/etcd"},
-		{in: "Registry.Example.com/app", want: "Registry.Example.com/app"},
-		{in: "[::1]:5000/app:v1", want: "[::1]:5000/app"},
-		{in: "<your-private-image>", err: "invalid reference format"},
-		{in: "", err: "invalid reference format"},
-		{in: "Busybox", err: "must be lowercase"},
-		{in: "reg.io/Team/app", err: "must be lowercase"},
-		{in: strings.Repeat("a", 64), err: "cannot specify 64-byte hexadecimal strings"},
-		{in: "app@sha256:abc", err: "invalid reference format"},
-		{in: "app@md5:" + strings.Repeat("a", 32), err: "unsupported digest algorithm"},
-		{in: "app@sha256:" + strings.Repeat("a", 63) + "A", err: "invalid checksum digest format"},
-		{in: "reg.io/" + strings.Repeat("a", 250), err: "more than 255 characters"},
-		{in: "app:", err: "invalid reference format"},
-	}
-	for _, tt := range tests {
-		got, err := parseImageName(tt.in)
-		switch {
-		case tt.err != "":
-			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "couldn't parse image name ") {
-				t.Errorf("parseImageName(%q) = %q, %v; want error %q", tt.in, got, err, tt.err)
-			}
-		case err != nil || got != tt.want:
-			t.Errorf("parseImageName(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
 	}
 }
 
@@ -349,7 +313,7 @@ func TestPullNodeDockerConfigSearchOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
-			dirs := dockerConfigDirs{
+			dirs := DockerConfigDirs{
 				Preferred: filepath.Join(base, "root"), WorkDir: filepath.Join(base, "wd"),
 				Home: filepath.Join(base, "home"), DockerConfig: filepath.Join(base, "dockerconfig"),
 			}
@@ -385,7 +349,7 @@ func TestPullNodeDockerConfigSearchOrder(t *testing.T) {
 }
 
 func TestPullNodeDockerConfigCandidates(t *testing.T) {
-	got := dockerConfigDirs{Preferred: "/var/lib/podrun", WorkDir: "/work", Home: "/root"}.candidates()
+	got := DockerConfigDirs{Preferred: "/var/lib/podrun", WorkDir: "/work", Home: "/root"}.candidates()
 	want := []string{
 		"/var/lib/podrun/config.json", "/work/config.json", "/root/.docker/config.json", "/.docker/config.json",
 		"/var/lib/podrun/.dockercfg", "/work/.dockercfg", "/root/.dockercfg", "/.dockercfg",
@@ -393,7 +357,7 @@ func TestPullNodeDockerConfigCandidates(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("candidates:\n got %q\nwant %q", got, want)
 	}
-	got = dockerConfigDirs{DockerConfig: "/etc/docker-cfg"}.candidates()
+	got = DockerConfigDirs{DockerConfig: "/etc/docker-cfg"}.candidates()
 	want = []string{"/etc/docker-cfg/config.json", "/.docker/config.json", "/.dockercfg"}
 	if !slices.Equal(got, want) {
 		t.Errorf("candidates with only $DOCKER_CONFIG:\n got %q\nwant %q", got, want)
@@ -406,13 +370,14 @@ func TestPullNodeKeyringsImageCredentialsFile(t *testing.T) {
 	writeFile(t, base, "bad.json", `{"auths":{"reg.io":{"password":"hunter2",}}}`)
 	root := filepath.Join(base, "root")
 	writeFile(t, root, "config.json", `{"auths":{"reg.io":{"username":"node","password":"np"}}}`)
-	dirs := dockerConfigDirs{Preferred: root}
+	dirs := DockerConfigDirs{Preferred: root}
 
-	rings, err := nodeKeyrings(filepath.Join(base, "creds.json"), dirs)
+	flagRing, err := LoadFile(filepath.Join(base, "creds.json"), os.ReadFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds, _ := authsFor("reg.io/app", rings)
+	rings := NodeKeyrings(flagRing, dirs)
+	creds, _ := AuthsFor("reg.io/app", rings)
 	var got []string
 	for _, c := range creds {
 		got = append(got, c.Username+"@"+filepath.Base(c.Source))
@@ -421,20 +386,23 @@ func TestPullNodeKeyringsImageCredentialsFile(t *testing.T) {
 		t.Errorf("credentials %q, want %q (the flag's file first)", got, want)
 	}
 
-	if _, err := nodeKeyrings(filepath.Join(base, "absent.json"), dirs); err == nil || !strings.Contains(err.Error(), "--image-credentials") {
+	if _, err := LoadFile(filepath.Join(base, "absent.json"), os.ReadFile); err == nil || !strings.Contains(err.Error(), "--image-credentials") {
 		t.Errorf("a missing --image-credentials file: err = %v", err)
 	}
-	_, err = nodeKeyrings(filepath.Join(base, "bad.json"), dirs)
+	_, err = LoadFile(filepath.Join(base, "bad.json"), os.ReadFile)
 	if err == nil || !strings.Contains(err.Error(), "bad.json") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a bad --image-credentials file: err = %v, want it named and not quoted", err)
 	}
-	if rings, err := nodeKeyrings("", dockerConfigDirs{Preferred: filepath.Join(base, "none")}); err != nil || len(rings) > 1 {
-		t.Errorf("without the flag: %d keyrings, %v", len(rings), err)
+	if none, err := LoadFile("", os.ReadFile); none != nil || err != nil {
+		t.Errorf("without the flag: %v, %v", none, err)
+	}
+	if rings := NodeKeyrings(nil, DockerConfigDirs{Preferred: filepath.Join(base, "none")}); len(rings) > 1 {
+		t.Errorf("without the flag: %d keyrings", len(rings))
 	}
 }
 
 func TestPullRedact(t *testing.T) {
-	creds := []credential{{Username: "user", Password: "s3cr3t-pw"}, {IdentityToken: "id-token-x"}, {RegistryToken: "reg-token-y"}}
+	creds := []Credential{{Username: "user", Password: "s3cr3t-pw"}, {IdentityToken: "id-token-x"}, {RegistryToken: "reg-token-y"}}
 	msg := "401: s3cr3t-pw " + b64("user:s3cr3t-pw") + " " + base64.RawURLEncoding.EncodeToString([]byte("user:s3cr3t-pw")) +
 		" Basic " + b64("s3cr3t-pw") + " id-token-x reg-token-y user"
 	got := redact(msg, creds)
@@ -462,16 +430,16 @@ func dialFake(t *testing.T) (*cri.Client, *fake.Server) {
 
 func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 	const image = "reg.io/private/app:1"
-	good := credential{Username: "u", Password: "right", Source: "secret default/good"}
-	bad1 := credential{Username: "u", Password: "wrong1", Source: "secret default/bad"}
-	bad2 := credential{IdentityToken: "tok-wrong", Source: "/root/.docker/config.json"}
+	good := Credential{Username: "u", Password: "right", Source: "secret default/good"}
+	bad1 := Credential{Username: "u", Password: "wrong1", Source: "secret default/bad"}
+	bad2 := Credential{IdentityToken: "tok-wrong", Source: "/root/.docker/config.json"}
 
 	t.Run("until one succeeds", func(t *testing.T) {
 		c, srv := dialFake(t)
 		srv.RequireAuth(image, &runtimeapi.AuthConfig{Username: "u", Password: "right"})
-		ref, err := pullImage(context.Background(), c, image, []credential{bad1, bad2, good, bad1}, nil)
+		ref, err := Pull(context.Background(), c, image, []Credential{bad1, bad2, good, bad1}, nil)
 		if err != nil || ref == "" {
-			t.Fatalf("pullImage = %q, %v", ref, err)
+			t.Fatalf("Pull = %q, %v", ref, err)
 		}
 		var tried []*runtimeapi.AuthConfig
 		for _, p := range srv.Pulls() {
@@ -491,7 +459,7 @@ func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 	})
 	t.Run("none: anonymous", func(t *testing.T) {
 		c, srv := dialFake(t)
-		if _, err := pullImage(context.Background(), c, "busybox", nil, nil); err != nil {
+		if _, err := Pull(context.Background(), c, "busybox", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if p := srv.Pulls(); len(p) != 1 || p[0].Auth != nil {
@@ -501,7 +469,7 @@ func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 	t.Run("all fail: aggregated, sources named, secrets not", func(t *testing.T) {
 		c, srv := dialFake(t)
 		srv.RequireAuth(image, &runtimeapi.AuthConfig{Username: "u", Password: "right"})
-		_, err := pullImage(context.Background(), c, image, []credential{bad1, bad2}, nil)
+		_, err := Pull(context.Background(), c, image, []Credential{bad1, bad2}, nil)
 		if err == nil {
 			t.Fatal("no error")
 		}
@@ -513,7 +481,7 @@ func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 		}
 		for _, s := range []string{"wrong1", "tok-wrong"} {
 			if strings.Contains(msg, s) {
-				t.Errorf("error %q holds a credential", msg)
+				t.Errorf("error %q holds a Credential", msg)
 			}
 		}
 		if len(srv.Pulls()) != 2 {
@@ -523,7 +491,7 @@ func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 	t.Run("one fails: its error alone", func(t *testing.T) {
 		c, srv := dialFake(t)
 		srv.RequireAuth(image, &runtimeapi.AuthConfig{Username: "u", Password: "right"})
-		_, err := pullImage(context.Background(), c, image, []credential{bad1}, nil)
+		_, err := Pull(context.Background(), c, image, []Credential{bad1}, nil)
 		if err == nil || strings.HasPrefix(err.Error(), "[") || !strings.Contains(err.Error(), "secret default/bad") {
 			t.Errorf("err = %v", err)
 		}
@@ -533,7 +501,7 @@ func TestPullImageTriesCredentialsInOrder(t *testing.T) {
 		srv.RequireAuth(image, &runtimeapi.AuthConfig{Username: "u", Password: "right"})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := pullImage(ctx, c, image, []credential{bad1, good}, nil); err == nil {
+		if _, err := Pull(ctx, c, image, []Credential{bad1, good}, nil); err == nil {
 			t.Fatal("no error")
 		}
 		if n := len(srv.Pulls()); n > 1 {

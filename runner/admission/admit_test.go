@@ -1,4 +1,4 @@
-package runner
+package admission
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 
 // admitNode is the base node of the admission tests: 2 cpu, 4Gi, 20Gi of
 // ephemeral storage, 110 pods, no AppArmor, kernel 6.1.
-func admitNode() NodeInfo {
-	return NodeInfo{
+func admitNode() Node {
+	return Node{
 		Name: "node1",
 		Labels: map[string]string{
 			v1.LabelHostname: "node1", v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
@@ -104,7 +104,7 @@ func TestAdmitPod(t *testing.T) {
 	tests := []struct {
 		name     string
 		pod      func(p *v1.Pod)
-		node     func(n *NodeInfo)
+		node     func(n *Node)
 		admitted []*v1.Pod
 		reason   string // "" = admitted
 		message  string // without "Pod was rejected: "; "" = not checked
@@ -132,11 +132,11 @@ func TestAdmitPod(t *testing.T) {
 			pod:    func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("ephemeral-storage", "21Gi") },
 			reason: "OutOfephemeral-storage"},
 		{name: "one pod more than the node's pods is OutOfpods",
-			node:     func(n *NodeInfo) { n.Allocatable[v1.ResourcePods] = resource.MustParse("1") },
+			node:     func(n *Node) { n.Allocatable[v1.ResourcePods] = resource.MustParse("1") },
 			admitted: []*v1.Pod{podRequesting("a")},
 			reason:   "OutOfpods", message: "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"},
 		{name: "the pod count is checked before cpu",
-			node:     func(n *NodeInfo) { n.Allocatable[v1.ResourcePods] = resource.MustParse("1") },
+			node:     func(n *Node) { n.Allocatable[v1.ResourcePods] = resource.MustParse("1") },
 			admitted: []*v1.Pod{podRequesting("a")},
 			pod:      func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("cpu", "3") },
 			reason:   "OutOfpods"},
@@ -150,10 +150,10 @@ func TestAdmitPod(t *testing.T) {
 			},
 			reason: "OutOfexample.com/dongle", message: "Node didn't have enough resource: example.com/dongle, requested: 3, used: 0, capacity: 0"},
 		{name: "an extended resource the node has is admitted",
-			node: func(n *NodeInfo) { n.Allocatable["example.com/dongle"] = resource.MustParse("4") },
+			node: func(n *Node) { n.Allocatable["example.com/dongle"] = resource.MustParse("4") },
 			pod:  func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("example.com/dongle", "3") }},
 		{name: "an extended resource counts the pods admitted before it",
-			node:     func(n *NodeInfo) { n.Allocatable["example.com/dongle"] = resource.MustParse("4") },
+			node:     func(n *Node) { n.Allocatable["example.com/dongle"] = resource.MustParse("4") },
 			admitted: []*v1.Pod{podRequesting("a", "example.com/dongle", "2")},
 			pod:      func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("example.com/dongle", "3") },
 			reason:   "OutOfexample.com/dongle", message: "Node didn't have enough resource: example.com/dongle, requested: 3, used: 2, capacity: 4"},
@@ -273,7 +273,7 @@ func TestAdmitPod(t *testing.T) {
 					{Weight: 1, Preference: expr("gpu", v1.NodeSelectorOpExists)}}}}
 			}},
 		{name: "node labels from the flags match",
-			node: func(n *NodeInfo) { n.Labels["topology.kubernetes.io/zone"] = "antarctica-east1" },
+			node: func(n *Node) { n.Labels["topology.kubernetes.io/zone"] = "antarctica-east1" },
 			pod: func(p *v1.Pod) {
 				p.Spec.Affinity = requiredAffinity(expr("topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "antarctica-east1"))
 			}},
@@ -313,10 +313,10 @@ func TestAdmitPod(t *testing.T) {
 			pod:    func(p *v1.Pod) { sysctls(p, "kernel.msgmax") },
 			reason: "SysctlForbidden", message: `forbidden sysctl: "kernel.msgmax" not allowlisted`},
 		{name: "an unsafe sysctl allowed by a pattern is admitted",
-			node: func(n *NodeInfo) { n.AllowedUnsafeSysctls = []string{"kernel.msg*"} },
+			node: func(n *Node) { n.AllowedUnsafeSysctls = []string{"kernel.msg*"} },
 			pod:  func(p *v1.Pod) { sysctls(p, "kernel.msgmax") }},
 		{name: "an unsafe sysctl allowed by name is admitted",
-			node: func(n *NodeInfo) { n.AllowedUnsafeSysctls = []string{"net.core.somaxconn"} },
+			node: func(n *Node) { n.AllowedUnsafeSysctls = []string{"net.core.somaxconn"} },
 			pod:  func(p *v1.Pod) { sysctls(p, "net.core.somaxconn") }},
 		{name: "a net sysctl with hostNetwork is SysctlForbidden",
 			pod: func(p *v1.Pod) {
@@ -331,21 +331,21 @@ func TestAdmitPod(t *testing.T) {
 			},
 			reason: "SysctlForbidden", message: `forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host ipc enabled`},
 		{name: "an allowed unsafe net sysctl with hostNetwork is SysctlForbidden",
-			node: func(n *NodeInfo) { n.AllowedUnsafeSysctls = []string{"net.core.*"} },
+			node: func(n *Node) { n.AllowedUnsafeSysctls = []string{"net.core.*"} },
 			pod: func(p *v1.Pod) {
 				p.Spec.HostNetwork = true
 				sysctls(p, "net.core.somaxconn")
 			},
 			reason: "SysctlForbidden"},
 		{name: "a kernel-gated sysctl on an older kernel is SysctlForbidden",
-			node:   func(n *NodeInfo) { n.KernelVersion = "4.14.300" },
+			node:   func(n *Node) { n.KernelVersion = "4.14.300" },
 			pod:    func(p *v1.Pod) { sysctls(p, "net.ipv4.tcp_rmem") },
 			reason: "SysctlForbidden", message: `forbidden sysctl: "net.ipv4.tcp_rmem" not allowlisted`},
 		{name: "a kernel-gated sysctl on a new enough kernel is admitted",
-			node: func(n *NodeInfo) { n.KernelVersion = "4.15.0-20-generic" },
+			node: func(n *Node) { n.KernelVersion = "4.15.0-20-generic" },
 			pod:  func(p *v1.Pod) { sysctls(p, "net.ipv4.tcp_rmem", "net.ipv4.tcp_fin_timeout") }},
 		{name: "a kernel-gated sysctl on an unknown kernel is SysctlForbidden",
-			node:   func(n *NodeInfo) { n.KernelVersion = "" },
+			node:   func(n *Node) { n.KernelVersion = "" },
 			pod:    func(p *v1.Pod) { sysctls(p, "net.ipv4.tcp_keepalive_time") },
 			reason: "SysctlForbidden"},
 
@@ -381,12 +381,12 @@ func TestAdmitPod(t *testing.T) {
 				p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/main": "unconfined"}
 			}},
 		{name: "a RuntimeDefault AppArmor profile with AppArmor is admitted",
-			node: func(n *NodeInfo) { n.AppArmorEnabled = true },
+			node: func(n *Node) { n.AppArmorEnabled = true },
 			pod: func(p *v1.Pod) {
 				p.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/main": "runtime/default"}
 			}},
 		{name: "a Localhost AppArmor profile without a name is AppArmor",
-			node: func(n *NodeInfo) { n.AppArmorEnabled = true },
+			node: func(n *Node) { n.AppArmorEnabled = true },
 			pod: func(p *v1.Pod) {
 				p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{AppArmorProfile: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost}}
 			},
@@ -550,7 +550,7 @@ func TestAdmitPodsInOrder(t *testing.T) {
 	b := podRequesting("b", "cpu", "1") // does not fit after a
 	c := podRequesting("c", "cpu", "500m")
 	d := podRequesting("d", "cpu", "1m") // does not fit after a and c
-	rejected := admitPods([]*v1.Pod{a, b, c, d}, admitNode())
+	rejected := Admit([]*v1.Pod{a, b, c, d}, admitNode())
 	if len(rejected) != 2 || rejected[0].Name != "b" || rejected[1].Name != "d" {
 		t.Fatalf("rejected %v, want b and d", rejected)
 	}
@@ -561,8 +561,8 @@ func TestAdmitPodsInOrder(t *testing.T) {
 		t.Errorf("d: %q, want %q (a rejected pod takes no room)", rejected[1].Message, want)
 	}
 
-	err := joinRejections(rejected)
-	var ae *AdmissionError
+	err := JoinRejections(rejected)
+	var ae *Error
 	if !errors.As(err, &ae) || ae.Name != "b" {
 		t.Fatalf("errors.As: %v", err)
 	}
@@ -573,7 +573,7 @@ func TestAdmitPodsInOrder(t *testing.T) {
 	if st := ae.Status(); st.Phase != v1.PodFailed || st.Reason != "OutOfcpu" || st.Message != ae.Message {
 		t.Errorf("status %+v", st)
 	}
-	if admitPods([]*v1.Pod{a, c}, admitNode()) != nil {
+	if Admit([]*v1.Pod{a, c}, admitNode()) != nil {
 		t.Errorf("a and c fit together")
 	}
 }

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/cni"
+	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/credentials"
+	"github.com/podrun/podrun/sources"
+)
+
+// runFlagValues are the run command's flags as the command line gave them.
+type runFlagValues struct {
+	Args                 []string // stray arguments
+	Filenames            []string
+	ManifestURLHeaders   []string
+	Endpoint             string
+	RootDir              string
+	Quiet                bool
+	PodLogsDir           string
+	Wait                 string
+	Timeout              time.Duration
+	Detach               bool
+	Output               string
+	NodeName             string
+	ClusterDNS           []string
+	ClusterDomain        string
+	CgroupRoot           string
+	CgroupDriver         string
+	SystemReserved       []string
+	NodeLabels           []string
+	AllowedUnsafeSysctls []string
+	CNIConfDir           string
+	CNIBinDir            string
+	ImageCredentials     string
+	SeccompProfileRoot   string
+}
+
+// runFlagsOf reads the run command's flags, wherever on the command line
+// they were set (flagCtx).
+func runFlagsOf(c *cli.Context) runFlagValues {
+	return runFlagValues{
+		Args:                 c.Args().Slice(),
+		Filenames:            strs(c, "filename"),
+		ManifestURLHeaders:   strs(c, "manifest-url-header"),
+		Endpoint:             str(c, "runtime-endpoint"),
+		RootDir:              str(c, "root-dir"),
+		Quiet:                boolean(c, "quiet"),
+		PodLogsDir:           str(c, "pod-logs-dir"),
+		Wait:                 str(c, "wait"),
+		Timeout:              duration(c, "timeout"),
+		Detach:               boolean(c, "detach"),
+		Output:               str(c, "output"),
+		NodeName:             str(c, "node-name"),
+		ClusterDNS:           strs(c, "cluster-dns"),
+		ClusterDomain:        str(c, "cluster-domain"),
+		CgroupRoot:           str(c, "cgroup-root"),
+		CgroupDriver:         str(c, "cgroup-driver"),
+		SystemReserved:       strs(c, "system-reserved"),
+		NodeLabels:           strs(c, "node-labels"),
+		AllowedUnsafeSysctls: strs(c, "allowed-unsafe-sysctls"),
+		CNIConfDir:           str(c, "cni-conf-dir"),
+		CNIBinDir:            str(c, "cni-bin-dir"),
+		ImageCredentials:     str(c, "image-credentials"),
+		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
+	}
+}
+
+// runConfig is `podrun run`'s configuration, resolved once from the flags
+// before any manifest is read or the runtime dialled, as crictl resolves
+// its own in Before: a malformed flag fails with 125 having touched
+// nothing.
+type runConfig struct {
+	Sources  []string    // -f
+	Headers  http.Header // --manifest-url-header
+	Endpoint string      // "" tries cri.DefaultEndpoints
+	NodeName string
+	Output   string // text, json or yaml
+	Quiet    bool
+
+	Facts   runner.FactsConfig
+	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
+}
+
+// newRunConfig checks the flags and builds the configuration; readFile
+// (os.ReadFile) reads the --image-credentials file.
+func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runConfig, error) {
+	if len(f.Args) > 0 {
+		return runConfig{}, fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", f.Args[0])
+	}
+	if len(f.Filenames) == 0 {
+		return runConfig{}, errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
+	}
+	wait, err := runner.ParseWaitMode(f.Wait)
+	if err != nil {
+		return runConfig{}, err
+	}
+	switch f.Output {
+	case "text", "json", "yaml":
+	default:
+		return runConfig{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
+	}
+	headers, err := parseHeaders(f.ManifestURLHeaders)
+	if err != nil {
+		return runConfig{}, err
+	}
+	nodeName := strings.ToLower(f.NodeName)
+	if nodeName == "" {
+		return runConfig{}, errors.New("--node-name is empty and the host name is unknown")
+	}
+	node, err := hostOptions(f, nodeName)
+	if err != nil {
+		return runConfig{}, err
+	}
+	switch f.CgroupDriver {
+	case "", cgroups.DriverCgroupfs, cgroups.DriverSystemd:
+	default:
+		return runConfig{}, fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", f.CgroupDriver)
+	}
+	if err := cgroups.CheckRoot(f.CgroupRoot, f.CgroupDriver); err != nil {
+		return runConfig{}, err
+	}
+	creds, err := credentials.LoadFile(f.ImageCredentials, readFile)
+	if err != nil {
+		return runConfig{}, err
+	}
+	return runConfig{
+		Sources: f.Filenames, Headers: headers, Endpoint: f.Endpoint, NodeName: nodeName,
+		Output: f.Output, Quiet: f.Quiet,
+		Facts: runner.FactsConfig{
+			Node:         node,
+			CgroupDriver: f.CgroupDriver,
+			CNI: cni.Flags{ConfDir: f.CNIConfDir, BinDirs: cni.SplitBinDirs(f.CNIBinDir),
+				StateFile: filepath.Join(f.RootDir, "cni-validated")},
+		},
+		Options: runner.Options{
+			RootDir:            f.RootDir,
+			PodLogsDir:         f.PodLogsDir,
+			Wait:               wait,
+			Timeout:            f.Timeout,
+			Detach:             f.Detach,
+			ClusterDNS:         f.ClusterDNS,
+			ClusterDomain:      f.ClusterDomain,
+			ImageCredentials:   creds,
+			CgroupRoot:         f.CgroupRoot,
+			SeccompProfileRoot: f.SeccompProfileRoot,
+		},
+	}, nil
+}
+
+// hostOptions is what the node pods are admitted against is built from:
+// this machine (read with the facts), less --system-reserved, with
+// --node-labels and --allowed-unsafe-sysctls.
+func hostOptions(f runFlagValues, nodeName string) (admission.HostOptions, error) {
+	reserved, err := admission.ParseSystemReserved(f.SystemReserved)
+	if err != nil {
+		return admission.HostOptions{}, fmt.Errorf("invalid --system-reserved: %w", err)
+	}
+	labels, err := admission.ParseNodeLabels(f.NodeLabels)
+	if err != nil {
+		return admission.HostOptions{}, fmt.Errorf("invalid --node-labels: %w", err)
+	}
+	sysctls, err := admission.ParseAllowedUnsafeSysctls(f.AllowedUnsafeSysctls)
+	if err != nil {
+		return admission.HostOptions{}, fmt.Errorf("invalid --allowed-unsafe-sysctls: %w", err)
+	}
+	return admission.HostOptions{
+		NodeName: nodeName, RootDir: f.RootDir,
+		SystemReserved: reserved, Labels: labels, AllowedUnsafeSysctls: sysctls,
+	}, nil
+}
+
+// parseHeaders parses repeatable 'Name:value' flags; values of one name are
+// added in order, as the kubelet's --manifest-url-header does.
+func parseHeaders(vals []string) (http.Header, error) {
+	h := http.Header{}
+	for _, v := range vals {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("invalid --manifest-url-header %q: want 'Name:value'", v)
+		}
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// runOptions are the run's options: the configuration's, with the
+// writers, the second-signal channel and the run's ConfigMaps and Secrets.
+// With -o json or yaml stdout holds the final pods, so containers write to
+// stderr; --quiet drops podrun's own progress lines.
+func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout, stderr io.Writer) runner.Options {
+	opts := cfg.Options
+	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, stderr
+	if cfg.Output != "text" {
+		opts.Stdout = stderr
+	}
+	if cfg.Quiet {
+		opts.Progress = nil
+	}
+	opts.Force, opts.ConfigMaps, opts.Secrets = force, configMaps(set), secrets(set)
+	return opts
+}
+
+func setPods(set *sources.Set) []*v1.Pod {
+	return objectsOf(set.Pods, func(p *sources.Pod) *v1.Pod { return p.Pod })
+}
+
+func configMaps(set *sources.Set) []*v1.ConfigMap {
+	return objectsOf(set.ConfigMaps, func(cm *sources.ConfigMap) *v1.ConfigMap { return cm.ConfigMap })
+}
+
+func secrets(set *sources.Set) []*v1.Secret {
+	return objectsOf(set.Secrets, func(s *sources.Secret) *v1.Secret { return s.Secret })
+}
+
+// objectsOf is the API objects of a set's entries, without their origins.
+func objectsOf[E, T any](entries []E, object func(E) T) []T {
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = object(e)
+	}
+	return out
+}

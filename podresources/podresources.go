@@ -1,0 +1,186 @@
+// Package podresources is the pod-level resource arithmetic that
+// admission, the pod cgroup, oom_score_adj, the pod's status and
+// memory-backed emptyDir volumes all rest on, written once: a pod's
+// effective requests and limits (k8s.io/component-helpers/resource
+// PodRequests and PodLimits), its QoS class (pkg/apis/core/v1/helper/qos)
+// and whether an init container is a sidecar.
+package podresources
+
+import (
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// IsSidecar tells whether an init container is a sidecar: a restartable
+// init container (restartPolicy Always), which keeps running next to the
+// regular containers.
+func IsSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// QOSClass is the pod's QoS class (pkg/apis/core/v1/helper/qos): only cpu
+// and memory count, init containers included.
+func QOSClass(pod *v1.Pod) v1.PodQOSClass {
+	requests, limits := map[v1.ResourceName]bool{}, map[v1.ResourceName]bool{}
+	guaranteed, any := true, false
+	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if hasReq && !req.IsZero() {
+				requests[r], any = true, true
+			}
+			if hasLim && !lim.IsZero() {
+				limits[r], any = true, true
+			}
+			if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	if !any {
+		return v1.PodQOSBestEffort
+	}
+	if guaranteed && len(limits) == 2 {
+		return v1.PodQOSGuaranteed
+	}
+	return v1.PodQOSBurstable
+}
+
+// Requests is the pod's effective request per resource, the formula of the
+// scheduler and the kubelet (resource.PodRequests):
+//
+//   - regular containers and sidecars add up;
+//   - each regular init container runs alone next to the sidecars started
+//     before it, so it needs its own request plus theirs;
+//   - the pod needs the larger of the two, per resource;
+//   - pod-level requests (spec.resources) replace that for cpu, memory and
+//     hugepages;
+//   - the pod overhead is added.
+func Requests(pod *v1.Pod) v1.ResourceList {
+	return aggregate(pod, func(r *v1.ResourceRequirements) v1.ResourceList { return r.Requests }, nil, false)
+}
+
+// Limits is resource.PodLimits: as Requests over the limits, with the
+// overhead added only to non-zero limits. perContainer (may be nil) sees
+// each container's effective limits: an init container's include the
+// sidecars started before it.
+func Limits(pod *v1.Pod, perContainer func(v1.ResourceList)) v1.ResourceList {
+	return aggregate(pod, func(r *v1.ResourceRequirements) v1.ResourceList { return r.Limits }, perContainer, true)
+}
+
+// DeclaredLimits is the pod's Limits and whether every container declares
+// a cpu and a memory limit, or the pod a pod-level one (the kubelet's
+// ResourceConfigForPod sets the pod cgroup's quota and memory limit only
+// then).
+func DeclaredLimits(pod *v1.Pod) (limits v1.ResourceList, cpuDeclared, memoryDeclared bool) {
+	cpuDeclared, memoryDeclared = true, true
+	limits = Limits(pod, func(l v1.ResourceList) {
+		if l.Cpu().IsZero() {
+			cpuDeclared = false
+		}
+		if l.Memory().IsZero() {
+			memoryDeclared = false
+		}
+	})
+	if r := pod.Spec.Resources; r != nil {
+		if !r.Limits.Cpu().IsZero() {
+			cpuDeclared = true
+		}
+		if !r.Limits.Memory().IsZero() {
+			memoryDeclared = true
+		}
+	}
+	return limits, cpuDeclared, memoryDeclared
+}
+
+// MemoryLimit is the memory limit of the pod's cgroup in bytes, as the
+// kubelet's ResourceConfigForPod sets it: a Guaranteed pod's limits, a
+// Burstable pod's only when every container (or the pod) declares one; 0
+// means none (BestEffort, or undeclared).
+func MemoryLimit(pod *v1.Pod) int64 {
+	limits, _, declared := DeclaredLimits(pod)
+	switch QOSClass(pod) {
+	case v1.PodQOSGuaranteed:
+		return limits.Memory().Value()
+	case v1.PodQOSBurstable:
+		if declared {
+			return limits.Memory().Value()
+		}
+	}
+	return 0
+}
+
+// aggregate sums the regular containers and sidecars, takes the larger of
+// that and each init container's need, applies pod-level values and adds
+// the overhead.
+func aggregate(pod *v1.Pod, of func(*v1.ResourceRequirements) v1.ResourceList,
+	perContainer func(v1.ResourceList), overheadOnlyNonZero bool) v1.ResourceList {
+	total := v1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		l := of(&pod.Spec.Containers[i].Resources)
+		if perContainer != nil {
+			perContainer(l)
+		}
+		add(total, l)
+	}
+	sidecars, inits := v1.ResourceList{}, v1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		l := of(&c.Resources)
+		if IsSidecar(c) {
+			add(total, l)
+			add(sidecars, l)
+			l = sidecars
+		} else {
+			tmp := v1.ResourceList{}
+			add(tmp, l)
+			add(tmp, sidecars)
+			l = tmp
+		}
+		if perContainer != nil {
+			perContainer(l)
+		}
+		maxOf(inits, l)
+	}
+	maxOf(total, inits)
+	if r := pod.Spec.Resources; r != nil {
+		for name, q := range of(r) {
+			if podLevel(name) {
+				total[name] = q.DeepCopy()
+			}
+		}
+	}
+	for name, q := range pod.Spec.Overhead {
+		v, ok := total[name]
+		if overheadOnlyNonZero && (!ok || v.IsZero()) {
+			continue
+		}
+		v.Add(q)
+		total[name] = v
+	}
+	return total
+}
+
+// podLevel tells the resources pod-level requests and limits may set.
+func podLevel(name v1.ResourceName) bool {
+	return name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+func add(list, more v1.ResourceList) {
+	for name, q := range more {
+		v := list[name]
+		v.Add(q)
+		list[name] = v
+	}
+}
+
+func maxOf(list, other v1.ResourceList) {
+	for name, q := range other {
+		if v, ok := list[name]; !ok || q.Cmp(v) > 0 {
+			list[name] = q.DeepCopy()
+		}
+	}
+}

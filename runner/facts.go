@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cni"
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/cgroups"
+)
+
+// Facts are what a run knows of the node and the runtime, gathered once
+// before anything is created (GatherFacts) and read by the stages: the
+// node's status a kubelet would keep (its Node object, its runtime's
+// status and config).
+type Facts struct {
+	// Node is the node pods are admitted against (package admission); a
+	// zero Node (no Name) skips admission.
+	Node admission.Node
+	// HostIP is status.hostIP; "" leaves it unset.
+	HostIP string
+	// RuntimeName and RuntimeVersion are the runtime's (CRI Version, asked
+	// when podrun dialled it); the name is the containerID scheme
+	// ("containerd://…").
+	RuntimeName, RuntimeVersion string
+	// CgroupDriver is cgroupfs or systemd (package cgroups).
+	CgroupDriver string
+	// RuntimeHandlers are the runtime's handlers and their features (CRI
+	// Status), which say whether user namespaces are supported (userns.go).
+	RuntimeHandlers []*runtimeapi.RuntimeHandler
+}
+
+// FactsConfig is what the facts depend on besides the node and the runtime.
+type FactsConfig struct {
+	// Node: the node's name, the root dir whose filesystem is its
+	// ephemeral storage, --system-reserved, --node-labels and
+	// --allowed-unsafe-sysctls.
+	Node admission.HostOptions
+	// CgroupDriver is --cgroup-driver; "" takes the runtime's.
+	CgroupDriver string
+	// CNI is --cni-conf-dir and --cni-bin-dir, over what the runtime
+	// reports, and where a successful check is remembered.
+	CNI cni.Flags
+}
+
+// GatherFacts reads the node and asks the runtime, once, what the run
+// needs to know: one CRI Status says whether the runtime is ready (and its
+// network, when a pod is off the host network: then verbose, for where its
+// CNI configuration is, which is checked here) and which handlers it has;
+// RuntimeConfig gives the cgroup driver unless --cgroup-driver did.
+func GatherFacts(ctx context.Context, rt Runtime, pods []*v1.Pod, c FactsConfig) (Facts, error) {
+	needNetwork := slices.ContainsFunc(pods, func(p *v1.Pod) bool { return !p.Spec.HostNetwork })
+	node, err := admission.NodeFromHost(c.Node)
+	if err != nil {
+		return Facts{}, err
+	}
+	status, err := rt.ReadyStatus(ctx, needNetwork, needNetwork)
+	if err != nil {
+		return Facts{}, err
+	}
+	driver, err := cgroupDriver(ctx, rt, c.CgroupDriver)
+	if err != nil {
+		return Facts{}, err
+	}
+	if needNetwork {
+		if err := cni.CheckPodNetworkStatus(ctx, status, c.CNI); err != nil {
+			return Facts{}, err
+		}
+	}
+	v := rt.DialVersion()
+	return Facts{
+		Node: node, HostIP: hostIP(),
+		RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(),
+		CgroupDriver: driver, RuntimeHandlers: status.GetRuntimeHandlers(),
+	}, nil
+}
+
+// cgroupDriver is --cgroup-driver (flag), or else the driver the runtime
+// reports (CRI RuntimeConfig, as the kubelet asks it), or else cgroupfs.
+func cgroupDriver(ctx context.Context, rt Runtime, flag string) (string, error) {
+	switch flag {
+	case cgroups.DriverCgroupfs, cgroups.DriverSystemd:
+		return flag, nil
+	case "":
+	default:
+		return "", fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", flag)
+	}
+	d, err := rt.CgroupDriver(ctx)
+	switch {
+	case errors.Is(err, cri.ErrUnimplemented):
+		return cgroups.DriverCgroupfs, nil
+	case err != nil:
+		return "", err
+	case d == "":
+		return cgroups.DriverCgroupfs, nil
+	}
+	return d, nil
+}
+
+// hostIP is the node's address for status.hostIP: the first IPv4 address
+// of the interface that carries the default route, if any.
+func hostIP() string {
+	f, err := os.Open("/proc/net/route")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 2 && fields[1] == "00000000" {
+			ifc, err := net.InterfaceByName(fields[0])
+			if err != nil {
+				return ""
+			}
+			addrs, _ := ifc.Addrs()
+			for _, a := range addrs {
+				if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+					return ipn.IP.String()
+				}
+			}
+		}
+	}
+	return ""
+}
