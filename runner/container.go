@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/podresources"
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 

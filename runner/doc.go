@@ -49,6 +49,6 @@
 // stages the kubelet keeps outside kuberuntime are packages of their own
 // with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
 // (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level
-// resource arithmetic they share is package podresources. docs/architecture.md
+// resource arithmetic they share is package runner/podresources. docs/architecture.md
 // draws the data flow.
 package runner

@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/imageref"
 	"github.com/podrun/podrun/runner/credentials"
+	"github.com/podrun/podrun/sources/imageref"
 )
 
 // podImages is what a pod's run knows of its images.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/podrun/podrun/volumes"
 
-	"github.com/podrun/podrun/podresources"
+	"github.com/podrun/podrun/runner/podresources"
 )
 
 // teardownSlack bounds the teardown beyond the grace period: the runtime

@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podrun/podrun/imageref"
+	"github.com/podrun/podrun/sources/imageref"
 )
 
 // Defaults the API server applies (pkg/apis/core/v1/defaults.go and the
