@@ -210,11 +210,16 @@ func parseJSON(raw []byte) (any, []problem, error) {
 	return v, jsonDuplicates(raw), nil
 }
 
-// parseYAML converts one YAML document to a generic JSON value. Duplicate
-// fields are errors; their paths come from a second, ordered parse.
+// parseYAML converts one YAML document to a generic JSON value, once
+// precheckYAML has bounded its aliases and found no text after it.
+// Duplicate fields are errors; their paths come from a second, ordered
+// parse.
 // With duplicates, the leniently parsed value is returned too, so that
 // errors can name the object.
 func parseYAML(chunk []byte) (any, []problem, error) {
+	if v, probs := precheckYAML(chunk); len(probs) > 0 {
+		return v, probs, nil
+	}
 	j, err := yaml.YAMLToJSONStrict(chunk)
 	if err != nil {
 		if lj, lerr := yaml.YAMLToJSON(chunk); lerr == nil {
