@@ -202,3 +202,41 @@ func TestDecodeRefusesTextAfterAFlowDocument(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeValidatesMetadataUID(t *testing.T) {
+	const label = `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`
+	const long = `must be no more than 63 characters`
+	for _, tt := range []struct{ uid, shown, msg string }{
+		{".", `"."`, label},
+		{"..", `".."`, label},
+		{"a/b", `"a/b"`, label},
+		{"a_b", `"a_b"`, label},
+		{`"abc\ndef"`, `"abc\ndef"`, label},
+		{strings.Repeat("a", 300), `"` + strings.Repeat("a", 300) + `"`, long},
+		{"6F9619FF-8B86-D011-B42D-00C04FC964FF", `"6F9619FF-8B86-D011-B42D-00C04FC964FF"`, label},
+		{"'{6f9619ff-8b86-d011-b42d-00c04fc964ff}'", `"{6f9619ff-8b86-d011-b42d-00c04fc964ff}"`, label},
+	} {
+		for _, kind := range []string{"Pod", "ConfigMap", "Secret"} {
+			data := "apiVersion: v1\nkind: " + kind + "\nmetadata:\n  name: web\n  uid: " + tt.uid + "\n"
+			if kind == "Pod" {
+				data += "spec: {containers: [{name: c, image: busybox}]}\n"
+			}
+			_, err := Decode("uid.yaml", []byte(data), Options{})
+			want := `uid.yaml: document 1 (` + kind + ` "web"): metadata.uid: Invalid value: ` + tt.shown + `: ` + tt.msg
+			if err == nil || err.Error() != want {
+				t.Errorf("uid %q:\n%v\nwant:\n%s", tt.uid, err, want)
+			}
+		}
+	}
+	// An API server's UID (a mirror pod copied with kubectl get -o yaml),
+	// a kubelet's static pod UID and a name of one's own are kept.
+	for _, uid := range []string{"6f9619ff-8b86-d011-b42d-00c04fc964ff", "6f9619ff8b86d011b42d00c04fc964ff", "etcd-1"} {
+		set, err := Decode("uid.yaml", []byte(strings.Replace(podYAML, "name: web\n", "name: web\n  uid: "+uid+"\n", 1)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(set.Pods[0].UID); got != uid {
+			t.Errorf("uid %q, want %q", got, uid)
+		}
+	}
+}

@@ -23,7 +23,18 @@ import (
 // after defaulting, so "required" defaults are always present.
 
 // validateObjectMeta checks name (required: podrun does not generate
-// names), namespace, labels and annotations.
+// names), namespace, uid, labels and annotations.
+//
+// A uid, when given, must be a lowercase RFC 1123 label (at most 63
+// lowercase letters, digits and '-', starting and ending with a letter
+// or digit). podrun puts it in its data dir, log dir
+// (<namespace>_<name>_<uid>) and cgroup paths, where ".", "..", "/", "_",
+// a newline or 300 characters would name another place, or none. Every
+// UID the API server gives (apimachinery's k8s-uuid format, lowercase
+// 8-4-4-4-12 hex), the kubelet's own static-pod UIDs (32 hex digits) and
+// podrun's are labels. The API server replaces a uid given on create and
+// the kubelet keeps a static pod's uid unchecked: podrun refuses what its
+// paths cannot hold.
 func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
 	p := field.NewPath("metadata")
 	var errs field.ErrorList
@@ -33,6 +44,9 @@ func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
 		errs = appendMsgs(errs, p.Child("name"), m.Name, validation.IsDNS1123Subdomain(m.Name))
 	}
 	errs = appendMsgs(errs, p.Child("namespace"), m.Namespace, validation.IsDNS1123Label(m.Namespace))
+	if m.UID != "" {
+		errs = appendMsgs(errs, p.Child("uid"), m.UID, validation.IsDNS1123Label(string(m.UID)))
+	}
 	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
 	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	return errs
