@@ -33,6 +33,7 @@ const (
 //     lexical order; subdirectories are not entered;
 //   - anything else: a file (a named pipe such as <(cmd) works too).
 //
+// Reading stdin or a named pipe stops when ctx is cancelled (see pipe.go).
 // Files are capped at 10 MiB. A file, stdin or body that holds no object
 // is an error; an empty directory is not. Two objects of one kind with
 // the same namespace and name are an error naming both.
@@ -95,7 +96,7 @@ func read(ctx context.Context, spec string, opts Options) ([]input, error) {
 		if opts.Stdin == nil {
 			return fail("no stdin to read", nil)
 		}
-		data, err := readCapped(opts.Stdin)
+		data, err := readStdin(ctx, opts.Stdin)
 		if err != nil {
 			return fail("reading", err)
 		}
@@ -119,20 +120,23 @@ func read(ctx context.Context, spec string, opts Options) ([]input, error) {
 		return fail("", err)
 	}
 	if !fi.IsDir() {
-		data, err := readFile(spec)
+		data, err := readFile(ctx, spec)
 		if err != nil {
+			if ctx.Err() != nil {
+				return fail("reading", err)
+			}
 			return fail("", err)
 		}
 		return []input{{spec, data}}, nil
 	}
-	return readDir(spec)
+	return readDir(ctx, spec)
 }
 
 // readDir reads a directory the way the kubelet's file source does
 // (pkg/kubelet/config/file.go): names starting with "." are skipped,
 // entries are sorted lexically, subdirectories and other non-regular
 // files are skipped.
-func readDir(dir string) ([]input, error) {
+func readDir(ctx context.Context, dir string) ([]input, error) {
 	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
 		return nil, &Error{Origin: Origin{Source: dir}, Err: err}
@@ -152,7 +156,7 @@ func readDir(dir string) ([]input, error) {
 		if !fi.Mode().IsRegular() {
 			continue
 		}
-		data, err := readFile(name)
+		data, err := readFile(ctx, name)
 		if err != nil {
 			errs = append(errs, &Error{Origin: Origin{Source: name}, Err: err})
 			continue
@@ -163,15 +167,6 @@ func readDir(dir string) ([]input, error) {
 		return nil, errors.Join(errs...)
 	}
 	return inputs, nil
-}
-
-func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readCapped(f)
 }
 
 // errTooLarge is returned for input over maxManifestSize.
