@@ -114,6 +114,8 @@ func runFlags() []cli.Flag {
 			Usage: "manifest source, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
 		&cli.StringSliceFlag{Name: "manifest-url-header",
 			Usage: "'Name:value' header sent with manifest URL requests, repeatable"},
+		&cli.StringFlag{Name: "manifest-url-ca",
+			Usage: "PEM file of CA certificates that manifest URL servers are verified against, besides the system roots"},
 		&cli.StringFlag{Name: "pod-logs-dir",
 			Usage: "directory for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
 		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto),
@@ -271,7 +273,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	defer stopSignals()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	set, err := sources.Load(ctx, specs, sources.Options{Stdin: stdin, HTTPHeaders: headers, NodeName: nodeName})
+	set, err := sources.Load(ctx, specs, sources.Options{Stdin: stdin, HTTPHeaders: headers, HTTPCAFile: str(c, "manifest-url-ca"), NodeName: nodeName})
 	if err != nil {
 		return interrupted(err, sigCode)
 	}
@@ -451,10 +453,11 @@ func dial(ctx context.Context, endpoint string) (*cri.Client, error) {
 // added in order, as the kubelet's --manifest-url-header does.
 func parseHeaders(vals []string) (http.Header, error) {
 	h := http.Header{}
-	for _, v := range vals {
+	for i, v := range vals {
 		name, value, ok := strings.Cut(v, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("invalid --manifest-url-header %q: want 'Name:value'", v)
+			// Not shown: it may hold a token.
+			return nil, fmt.Errorf("invalid --manifest-url-header (#%d): want 'Name:value'", i+1)
 		}
 		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}

@@ -2,7 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +132,67 @@ func TestCLISignalWhileReadingAManifest(t *testing.T) {
 				t.Logf("exited %v after the signal: %s", time.Since(sent).Round(time.Millisecond), strings.TrimSpace(stderr.String()))
 			})
 		}
+	}
+}
+
+// TestCLIManifestURLErrorsHideSecrets: a bearer token in a malformed
+// --manifest-url-header and a URL's password appear in no error.
+func TestCLIManifestURLErrorsHideSecrets(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"header without a colon", []string{"--manifest-url-header", "Authorization Bearer s3cret", "-f", srv.URL},
+			"podrun: invalid --manifest-url-header (#1): want 'Name:value'\n"},
+		{"header without a name", []string{"--manifest-url-header", "A: b", "--manifest-url-header", ":s3cret", "-f", srv.URL},
+			"podrun: invalid --manifest-url-header (#2): want 'Name:value'\n"},
+		{"header name that is not a token", []string{"--manifest-url-header", "Bearer s3cret:x", "-f", srv.URL},
+			"podrun: manifest URL headers: a header name is not an HTTP token (not shown: it may hold a secret)\n"},
+		{"header value with a newline", []string{"--manifest-url-header", "Authorization: Bearer s3cret\nX: y", "-f", srv.URL + "/pod"},
+			"podrun: " + srv.URL + `/pod: Get "` + srv.URL + `/pod": net/http: invalid header field value for "Authorization"` + "\n"},
+		{"password in the URL", []string{"--manifest-url-header", "Authorization: Bearer s3cret", "-f", "http://user:s3cret@" + host + "/pod"},
+			"podrun: http://user:xxxxx@" + host + "/pod: unexpected HTTP status 404 Not Found\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := podrunAt(t, "", tt.args...)
+			if code != 125 || errOut != tt.want {
+				t.Errorf("exit %d, stderr:\n%s\nwant 125 and:\n%s", code, errOut, tt.want)
+			}
+			if strings.Contains(errOut, "s3cret") {
+				t.Errorf("stderr shows the secret: %s", errOut)
+			}
+		})
+	}
+}
+
+// TestCLIManifestURLCA: an https manifest URL is verified against the
+// system roots, and --manifest-url-ca adds a private CA.
+func TestCLIManifestURLCA(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(jobPod)) }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime is unreachable: a run that gets that far has read the pod.
+	sock := "unix://" + filepath.Join(t.TempDir(), "none.sock")
+	_, errOut, code := podrunAt(t, "", "-r", sock, "-f", srv.URL)
+	if code != 125 || !strings.Contains(errOut, "x509: certificate signed by unknown authority") {
+		t.Errorf("without --manifest-url-ca: exit %d, stderr %q; want 125 and an unknown authority", code, errOut)
+	}
+	_, errOut, code = podrunAt(t, "", "-r", sock, "--manifest-url-ca", ca, "-f", srv.URL)
+	if code != 125 || !strings.HasPrefix(errOut, "podrun: connecting to "+sock) {
+		t.Errorf("with --manifest-url-ca: exit %d, stderr %q; want 125 from connecting to the runtime", code, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	_, errOut, code = podrunAt(t, "", "-r", sock, "--manifest-url-ca", missing, "-f", srv.URL)
+	if want := "podrun: " + missing + ": reading the manifest URL CA: open " + missing + ": no such file or directory\n"; code != 125 || errOut != want {
+		t.Errorf("missing CA file: exit %d, stderr %q; want 125 and %q", code, errOut, want)
 	}
 }

@@ -61,7 +61,7 @@ func sourceFor(name string) source {
 	case name == "-":
 		return source{display: "stdin", identity: "stdin", config: configSourceStdin}
 	case isURL(name):
-		return source{display: name, identity: name, config: configSourceHTTP}
+		return source{display: redactURL(name), identity: name, config: configSourceHTTP}
 	}
 	abs, err := filepath.Abs(name)
 	if err != nil {
