@@ -440,7 +440,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}
-		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", kind, supportedMsg))
+		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", printable(kind), supportedMsg))
 		return
 	}
 	if !d.checkAPIVersion(o, kind, name, apiVersion) {

@@ -240,3 +240,25 @@ func TestDecodeValidatesMetadataUID(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorsStayOneLine(t *testing.T) {
+	// Found by FuzzDecode's "one line" property; in its corpus too.
+	for _, tt := range []struct{ data, want string }{
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n\"sp\\nec\": 1\n",
+			`e.yaml: document 1 (Pod "x"): "sp\nec": unknown field`},
+		{"apiVersion: v1\nkind: \"Po\\nd\"\nmetadata: {name: x}\n",
+			`e.yaml: document 1 ("Po\nd" "x"): kind "Po\nd" is not supported: podrun runs Pod, ConfigMap and Secret objects`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {\"a\\rb\": [1]}\n",
+			`e.yaml: document 1 (ConfigMap "x"): "data[a\rb]": expected string, got array`},
+	} {
+		_, err := Decode("e.yaml", []byte(tt.data), Options{})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("error:\n%v\nwant:\n%s", err, tt.want)
+		}
+	}
+	// A source name too.
+	e := &Error{Origin: Origin{Source: "a\nb.yaml", Doc: 1}, Msg: "bad"}
+	if got, want := e.Error(), `"a\nb.yaml": document 1: bad`; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+}
