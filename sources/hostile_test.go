@@ -262,3 +262,18 @@ func TestErrorsStayOneLine(t *testing.T) {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }
+
+func TestDecodeRefusesNULInPaths(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  volumes: [{name: v, configMap: {name: c, items: [{key: k, path: "a\0b"}]}}]
+  containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /v, subPath: "x\0"}]}]
+`
+	want := `nul.yaml: document 1 (Pod "web"): spec.volumes[0].configMap.items[0].path: Invalid value: "a\x00b": must not contain a NUL byte` + "\n" +
+		`nul.yaml: document 1 (Pod "web"): spec.containers[0].volumeMounts[0].subPath: Invalid value: "x\x00": must not contain a NUL byte`
+	if _, err := Decode("nul.yaml", []byte(data), Options{}); err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}

@@ -176,11 +176,16 @@ func validateItemPath(s string, p *field.Path) field.ErrorList {
 	return validateLocalDescendingPath(s, p)
 }
 
-// validateLocalDescendingPath requires a relative path without "..".
+// validateLocalDescendingPath requires a relative path without "..", and
+// without a NUL byte, which no file name can hold (the API server lets it
+// through; the kubelet then fails to write the file).
 func validateLocalDescendingPath(s string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if path.IsAbs(s) {
 		errs = append(errs, field.Invalid(p, s, "must be a relative path"))
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		errs = append(errs, field.Invalid(p, s, "must not contain a NUL byte"))
 	}
 	for _, el := range strings.Split(s, "/") {
 		if el == ".." {

@@ -31,6 +31,8 @@ func TestValidatePath(t *testing.T) {
 		{"d/" + long, "filenames must be less than or equal to 255 characters"},
 		{strings.Repeat("abcdefg/", 513), "must be less than or equal to 4096 characters"},
 		{strings.Repeat("a", 255), ""},
+		{"\x000", "must not contain a NUL byte"}, // FuzzAtomicWriter's first find
+		{"d/a\x00b", "must not contain a NUL byte"},
 	} {
 		err := validatePath(tc.path)
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {

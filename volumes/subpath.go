@@ -58,10 +58,13 @@ func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 }
 
 // validateSubPath checks a (expanded) subPath as makeMounts does: relative,
-// without a ".." element.
+// without a ".." element; and without a NUL byte, which no path can hold.
 func validateSubPath(sub string) error {
 	if filepath.IsAbs(sub) {
 		return fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if strings.IndexByte(sub, 0) >= 0 {
+		return fmt.Errorf("error SubPath %q must not contain a NUL byte", sub)
 	}
 	if err := noBacksteps(sub); err != nil {
 		return fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)

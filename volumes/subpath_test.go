@@ -39,6 +39,7 @@ func TestValidateSubPath(t *testing.T) {
 		{"/etc", "error SubPath `/etc` must not be an absolute path"},
 		{"a/../..", "unable to provision SubPath `a/../..`: must not contain '..'"},
 		{"..", "must not contain '..'"},
+		{"a\x00b", `error SubPath "a\x00b" must not contain a NUL byte`},
 	} {
 		err := validateSubPath(tc.sub)
 		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
