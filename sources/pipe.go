@@ -27,22 +27,11 @@ func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
 	if !ok {
 		return readInBackground(ctx, func() ([]byte, error) { return readCapped(r) })
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case fi.Mode().IsRegular():
-		return readCapped(f)
-	case fi.Mode()&os.ModeNamedPipe != 0:
-		// A description of our own: O_NONBLOCK on the inherited one
-		// would show in every process that shares it.
-		if p, err := reopenNonblocking(f); err == nil {
-			defer p.Close()
-			return readPipe(ctx, p)
-		}
-	}
-	return readInBackground(ctx, func() ([]byte, error) { return readCapped(f) })
+	// A pipe gets a description of its own: O_NONBLOCK on the inherited
+	// one would show in every process that shares it.
+	return readOpen(ctx, f,
+		func() (*os.File, error) { return reopenNonblocking(f) },
+		func() ([]byte, error) { return readCapped(f) })
 }
 
 // reopenNonblocking opens a new non-blocking read description of the pipe
@@ -71,6 +60,24 @@ func readFile(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpen(ctx, f,
+		func() (*os.File, error) { return f, nil },
+		func() ([]byte, error) {
+			// A device: opened again to be read blocking.
+			bf, err := os.Open(name)
+			if err != nil {
+				return nil, err
+			}
+			defer bf.Close()
+			return readCapped(bf)
+		})
+}
+
+// readOpen reads the open file f by its kind: a regular file at once; a
+// pipe or FIFO with readPipe, through the non-blocking description pipe
+// returns; anything else, or a pipe without such a description, with
+// blocking in the background.
+func readOpen(ctx context.Context, f *os.File, pipe func() (*os.File, error), blocking func() ([]byte, error)) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -79,17 +86,14 @@ func readFile(ctx context.Context, name string) ([]byte, error) {
 	case fi.Mode().IsRegular():
 		return readCapped(f)
 	case fi.Mode()&os.ModeNamedPipe != 0:
-		return readPipe(ctx, f)
-	}
-	// A device: read it blocking, in the background.
-	return readInBackground(ctx, func() ([]byte, error) {
-		bf, err := os.Open(name)
-		if err != nil {
-			return nil, err
+		if p, err := pipe(); err == nil {
+			if p != f {
+				defer p.Close()
+			}
+			return readPipe(ctx, p)
 		}
-		defer bf.Close()
-		return readCapped(bf)
-	})
+	}
+	return readInBackground(ctx, blocking)
 }
 
 // readInBackground runs read in a goroutine and returns its result, or

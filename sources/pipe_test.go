@@ -34,6 +34,17 @@ func waitLoad(t *testing.T, done <-chan error) error {
 	}
 }
 
+// newPipe is an os.Pipe closed at the end of the test.
+func newPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
 func mkfifo(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "pod.fifo")
@@ -59,26 +70,16 @@ func TestLoadStopsReadingWhenCancelled(t *testing.T) {
 	// first; cancelled earlier, the test passes as well.
 	const delay = 100 * time.Millisecond
 	t.Run("stdin pipe whose writer never writes", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		defer w.Close()
+		r, _ := newPipe(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(delay, cancel)
-		err = waitLoad(t, loadAsync(ctx, []string{"-"}, Options{Stdin: r}))
+		err := waitLoad(t, loadAsync(ctx, []string{"-"}, Options{Stdin: r}))
 		if !errors.Is(err, context.Canceled) || err.Error() != "stdin: reading: context canceled" {
 			t.Errorf("error %v, want stdin: reading: context canceled", err)
 		}
 	})
 	t.Run("stdin pipe with half a manifest", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		defer w.Close()
+		r, w := newPipe(t)
 		w.WriteString("apiVersion: v1\n")
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(delay, cancel)
@@ -130,11 +131,7 @@ func TestLoadStopsReadingWhenCancelled(t *testing.T) {
 
 func TestLoadReadsPipesAndFIFOsToTheEnd(t *testing.T) {
 	t.Run("stdin pipe", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r, w := newPipe(t)
 		go func() {
 			// Two writes apart, so that the reader waits between them.
 			w.WriteString(podYAML[:20])
@@ -148,11 +145,7 @@ func TestLoadReadsPipesAndFIFOsToTheEnd(t *testing.T) {
 		}
 	})
 	t.Run("stdin pipe whose writer is gone", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r, w := newPipe(t)
 		w.WriteString(podYAML)
 		w.Close()
 		set, err := Load(context.Background(), []string{"-"}, Options{Stdin: r})
@@ -161,13 +154,9 @@ func TestLoadReadsPipesAndFIFOsToTheEnd(t *testing.T) {
 		}
 	})
 	t.Run("empty stdin pipe", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r, w := newPipe(t)
 		w.Close()
-		_, err = Load(context.Background(), []string{"-"}, Options{Stdin: r})
+		_, err := Load(context.Background(), []string{"-"}, Options{Stdin: r})
 		if err == nil || err.Error() != "stdin: no objects found" {
 			t.Fatalf("error %v, want stdin: no objects found", err)
 		}
@@ -242,12 +231,9 @@ func TestLoadCapsEverySource(t *testing.T) {
 		}
 	}
 	t.Run("stdin pipe", func(t *testing.T) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, w := newPipe(t)
 		go writeHundred(w)
-		_, err = Load(context.Background(), []string{"-"}, Options{Stdin: r})
+		_, err := Load(context.Background(), []string{"-"}, Options{Stdin: r})
 		r.Close()
 		want(t, err, "stdin")
 	})
@@ -287,12 +273,7 @@ func TestLoadCapsEverySource(t *testing.T) {
 // TestPipesAreReadThroughThePoller: stdin pipes and FIFOs do not fall back
 // to a read left blocked in the background.
 func TestPipesAreReadThroughThePoller(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, _ := newPipe(t)
 	p, err := reopenNonblocking(r)
 	if err != nil {
 		t.Fatalf("reopening the stdin pipe: %v", err)
