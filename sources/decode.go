@@ -95,10 +95,13 @@ type decoder struct {
 	opts Options
 	set  Set
 	errs []error
+	// expandBudget is what is left of maxExpandedSize for the source's
+	// YAML documents with their aliases expanded.
+	expandBudget int
 }
 
 func decodeSource(src source, data []byte, opts Options) (*Set, []error) {
-	d := &decoder{src: src, opts: opts}
+	d := &decoder{src: src, opts: opts, expandBudget: maxExpandedSize}
 	for _, doc := range d.documents(data) {
 		d.document(doc)
 	}
@@ -149,13 +152,16 @@ func (d *decoder) documents(data []byte) []document {
 			}
 			continue
 		}
-		v, probs, err := parseYAML(chunk)
+		v, probs, err := parseYAML(chunk, &d.expandBudget)
 		if err == nil && len(probs) == 0 && v == nil {
 			continue // only comments or whitespace
 		}
 		n++
 		if doc, ok := d.parsed(n, chunk, v, probs, err); ok {
 			docs = append(docs, doc)
+		}
+		if d.expandBudget < 0 {
+			return docs // reported once; what follows is not read
 		}
 	}
 }
@@ -211,13 +217,14 @@ func parseJSON(raw []byte) (any, []problem, error) {
 }
 
 // parseYAML converts one YAML document to a generic JSON value, once
-// precheckYAML has bounded its aliases and found no text after it.
+// precheckYAML has bounded its aliases within budget and found no text
+// after it.
 // Duplicate fields are errors; their paths come from a second, ordered
 // parse.
 // With duplicates, the leniently parsed value is returned too, so that
 // errors can name the object.
-func parseYAML(chunk []byte) (any, []problem, error) {
-	if v, probs := precheckYAML(chunk); len(probs) > 0 {
+func parseYAML(chunk []byte, budget *int) (any, []problem, error) {
+	if v, probs := precheckYAML(chunk, budget); len(probs) > 0 {
 		return v, probs, nil
 	}
 	j, err := yaml.YAMLToJSONStrict(chunk)

@@ -44,12 +44,12 @@ func TestDecodeRefusesAliasesThatExpandBeyondTheLimit(t *testing.T) {
 			// The issue's reproducer: 1 MiB source, 500 MiB expanded.
 			name: "a 1 MiB string referenced 500 times",
 			data: aliasBomb(1<<20, 500),
-			want: `bomb.yaml: document 1 (Pod "bomb"): spec.containers[0].args[8]: aliases expand the document beyond the 10 MiB limit`,
+			want: `bomb.yaml: document 1 (Pod "bomb"): spec.containers[0].args[8]: aliases expand the source beyond the 10 MiB limit`,
 		},
 		{
 			name: "the same with a duplicate field, which takes the lenient path",
 			data: strings.Replace(aliasBomb(1<<20, 500), "  - name: c\n", "  - name: c\n    name: d\n", 1),
-			want: `bomb.yaml: document 1 (Pod "bomb"): spec.containers[0].args[8]: aliases expand the document beyond the 10 MiB limit`,
+			want: `bomb.yaml: document 1 (Pod "bomb"): spec.containers[0].args[8]: aliases expand the source beyond the 10 MiB limit`,
 		},
 		{
 			name: "nested anchors: a billion laughs",
@@ -59,12 +59,12 @@ func TestDecodeRefusesAliasesThatExpandBeyondTheLimit(t *testing.T) {
 		{
 			name: "nested anchors within the alias ratio but beyond the size",
 			data: laughs(4, 4) + "  big: &big " + strings.Repeat("y", 64<<10) + "\n  l: [" + strings.TrimSuffix(strings.Repeat("*big, ", 200), ", ") + "]\n",
-			want: `bomb.yaml: document 1 (ConfigMap "laughs"): data.l[158]: aliases expand the document beyond the 10 MiB limit`,
+			want: `bomb.yaml: document 1 (ConfigMap "laughs"): data.l[158]: aliases expand the source beyond the 10 MiB limit`,
 		},
 		{
 			name: "aliases as mapping keys",
 			data: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keys}\nx: &k " + strings.Repeat("k", 1<<20) + "\ndata:\n" + strings.Repeat("  ? *k\n  : v\n", 12),
-			want: `bomb.yaml: document 1 (ConfigMap "keys"): data.kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: aliases expand the document beyond the 10 MiB limit`,
+			want: `bomb.yaml: document 1 (ConfigMap "keys"): data.kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: aliases expand the source beyond the 10 MiB limit`,
 		},
 	}
 	for _, tt := range tests {
@@ -275,5 +275,24 @@ spec:
 		`nul.yaml: document 1 (Pod "web"): spec.containers[0].volumeMounts[0].subPath: Invalid value: "x\x00": must not contain a NUL byte`
 	if _, err := Decode("nul.yaml", []byte(data), Options{}); err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+func TestDecodeBoundsAliasesAcrossTheDocumentsOfASource(t *testing.T) {
+	// Each document expands to 6.4 MiB, under the limit, but 100 of them
+	// would be 640 MiB from one 6.4 MiB source.
+	doc := strings.Replace(aliasBomb(64<<10, 100), "name: bomb", "name: bomb-N", 1)
+	var b strings.Builder
+	for i := range 100 {
+		b.WriteString("---\n" + strings.Replace(doc, "bomb-N", fmt.Sprintf("bomb-%d", i), 1))
+	}
+	var err error
+	alloc := allocated(func() { _, err = Decode("bombs.yaml", []byte(b.String()), Options{}) })
+	want := `bombs.yaml: document 2 (Pod "bomb-1"): spec.containers[0].args[57]: aliases expand the source beyond the 10 MiB limit`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%.300v\nwant:\n%s", err, want)
+	}
+	if limit := uint64(20*b.Len()) + 64<<20; alloc > limit {
+		t.Errorf("decoding allocated %d MiB, want at most %d MiB", alloc>>20, limit>>20)
 	}
 }

@@ -12,21 +12,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// maxExpandedSize bounds a YAML document once its aliases are expanded:
-// the cap on a source's bytes holds for what they expand to as well.
+// maxExpandedSize bounds the YAML documents of a source once their aliases
+// are expanded: the cap on a source's bytes holds for what they expand to
+// as well, all documents together (each one under the cap, 100 of them
+// would still be 100 times the cap).
 const maxExpandedSize = maxManifestSize
 
-// errExpanded is the problem of a document whose aliases expand beyond
-// maxExpandedSize.
-var errExpanded = fmt.Sprintf("aliases expand the document beyond the %d MiB limit", maxExpandedSize>>20)
+// errExpanded is the problem of the document whose aliases expand its
+// source beyond maxExpandedSize.
+var errExpanded = fmt.Sprintf("aliases expand the source beyond the %d MiB limit", maxExpandedSize>>20)
 
 // precheckYAML looks at one YAML document before it is converted to JSON,
 // which expands every alias in full: a 1 MiB anchor referenced 500 times
 // would become 500 MiB of JSON and gigabytes of allocations. The document
 // is parsed once without conversion (aliases then share their strings),
-// and it is refused when:
-//   - its expanded size passes maxExpandedSize: the problem names the
-//     field where it does, and v is the object's kind and name;
+// its expanded size is taken from budget, what is left of
+// maxExpandedSize for its source, and it is refused when:
+//   - its expanded size passes the budget: the problem names the field
+//     where it does, v is the object's kind and name, and the budget is
+//     left below zero (the source's later documents are not read);
 //   - text follows the document (yaml.v2 reads the first document of its
 //     input and ignores the rest, so a field after a flow-style
 //     document's closing "}" would be dropped silently): the problem
@@ -34,7 +38,7 @@ var errExpanded = fmt.Sprintf("aliases expand the document beyond the %d MiB lim
 //
 // A document the parser rejects passes, so that the conversion reports
 // its error as before.
-func precheckYAML(chunk []byte) (v any, probs []problem) {
+func precheckYAML(chunk []byte, budget *int) (v any, probs []problem) {
 	dec := yamlv2.NewDecoder(bytes.NewReader(chunk))
 	var doc any
 	var ms yamlv2.MapSlice
@@ -47,8 +51,10 @@ func precheckYAML(chunk []byte) (v any, probs []problem) {
 			return nil, nil
 		}
 	}
-	s := sizer{left: maxExpandedSize}
-	if s.walk(doc) {
+	s := sizer{left: *budget}
+	over := s.walk(doc)
+	*budget = s.left
+	if over {
 		return typeMetaOf(doc), []problem{{field: s.path(), msg: errExpanded}}
 	}
 	var next any
