@@ -55,7 +55,9 @@ bench: build testbed-up ## compare podrun with the bare CRI call sequence (1 and
 FUZZ_TARGETS := sources:FuzzDecode runner:FuzzExpand runner:FuzzCRILog volumes:FuzzAtomicWriter volumes:FuzzSubPath
 FUZZTIME ?= 60s
 FUZZTIME_SHORT ?= 5s
-FUZZFLAGS ?= -fuzzminimizetime 10s
+# go test's own -timeout (10m by default) bounds the whole fuzz run too.
+FUZZTIMEOUT ?= 1h
+FUZZFLAGS ?= -fuzzminimizetime 10s -timeout $(FUZZTIMEOUT)
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s); prints each one's executions
 	@fail=0; for t in $(FUZZ_TARGETS); do \

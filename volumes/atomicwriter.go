@@ -236,7 +236,9 @@ func payloadChanged(payload map[string]FileProjection, oldTsPath string) (bool, 
 	for p, f := range payload {
 		full := filepath.Join(oldTsPath, p)
 		fi, err := os.Lstat(full)
-		if errors.Is(err, os.ErrNotExist) {
+		// ENOTDIR: a file of the old version is a dir of this one
+		// (found by FuzzAtomicWriter: "a", then "a/b", failed).
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 			return true, nil
 		}
 		if err != nil {

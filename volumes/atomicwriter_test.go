@@ -237,3 +237,19 @@ func TestWriteAtomicSetPermsRunsBeforePublishing(t *testing.T) {
 		t.Error("..data existed when setPerms ran")
 	}
 }
+
+func TestWriteAtomicAFileThatBecomesADir(t *testing.T) {
+	// Found by FuzzAtomicWriter: the second write failed with "not a
+	// directory" when it compared a/b with the old version's file a.
+	dir := t.TempDir()
+	for _, payload := range []map[string]FileProjection{
+		{"a": {Data: []byte("1"), Mode: 0o644}},
+		{"a/b": {Data: []byte("2"), Mode: 0o644}},
+		{"a": {Data: []byte("3"), Mode: 0o644}},
+	} {
+		if err := writeAtomic(dir, payload, nil, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectTree(t, dir, "..data -> TS", "TS/ -rwxr-xr-x", "TS/a -rw-r--r-- 3", "a -> ..data/a")
+}

@@ -86,6 +86,9 @@ var errNotBeneath = errors.New("not within the volume")
 // absolute symlink, or one leading out, fails). Without openat2 (Linux
 // before 5.6) it walks rel one element at a time and refuses any symlink.
 func openBeneath(baseFD int, rel string) (int, error) {
+	if rel == "" {
+		rel = "." // the base, as openNoSymlinks has it (openat2 says ENOENT)
+	}
 	how := unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
