@@ -196,3 +196,48 @@ func TestCLIManifestURLCA(t *testing.T) {
 		t.Errorf("missing CA file: exit %d, stderr %q; want 125 and %q", code, errOut, want)
 	}
 }
+
+// TestCLIHostileManifestsExit125: each is refused with 125 and an error
+// naming the file, the document and, where there is one, the field, and
+// nothing is created under --root-dir.
+func TestCLIHostileManifestsExit125(t *testing.T) {
+	refs := strings.TrimSuffix(strings.Repeat("*a, ", 500), ", ")
+	bomb := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\n  annotations:\n    big: &a \"" + strings.Repeat("x", 1<<20) +
+		"\"\nspec:\n  containers:\n  - name: c\n    image: busybox\n    args: [" + refs + "]\n"
+	for _, tt := range []struct{ name, data, want string }{
+		{"alias bomb", bomb, `document 1 (Pod "bomb"): spec.containers[0].args[8]: aliases expand the source beyond the 10 MiB limit`},
+		{"deep nesting", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: {x: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}\n",
+			"document 1: parsing: yaml: line 4: exceeded max depth of 10000"},
+		{"text after a KYAML document", "{apiVersion: v1, kind: Pod, metadata: {name: k}, spec: {containers: [{name: c, image: busybox}]}}\nspec: {comand: [x]}\n",
+			`document 1 (Pod "k"): line 2: text after the end of the document: "spec: {comand: [x]}"`},
+		{"uid that is a path", "apiVersion: v1\nkind: Pod\nmetadata: {name: u, uid: ../x}\nspec: {containers: [{name: c, image: busybox}]}\n",
+			`document 1 (Pod "u"): metadata.uid: Invalid value: "../x": a lowercase RFC 1123 label`},
+		{"100 MB document", podYAMLForSize(100 << 20), "larger than the 10 MiB limit"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m := filepath.Join(dir, "pod.yaml")
+			if err := os.WriteFile(m, []byte(tt.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			root := filepath.Join(dir, "root")
+			start := time.Now()
+			_, errOut, code := podrunAt(t, "", "--root-dir", root, "-f", m)
+			if code != 125 || !strings.HasPrefix(errOut, "podrun: "+m+": ") || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %.300q; want 125 and %s: ...%s", code, errOut, m, tt.want)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if _, err := os.Stat(root); !os.IsNotExist(err) {
+				t.Errorf("--root-dir was created (%v)", err)
+			}
+		})
+	}
+}
+
+// podYAMLForSize is a pod followed by a comment, size bytes in all.
+func podYAMLForSize(size int) string {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec: {containers: [{name: c, image: busybox}]}\n#"
+	return pod + strings.Repeat("x", size-len(pod))
+}
