@@ -130,6 +130,7 @@ func readPipe(ctx context.Context, f *os.File) ([]byte, error) {
 	}
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
 		// Not in the poller: read it blocking, in the background.
+		rc.Control(func(fd uintptr) { unix.SetNonblock(int(fd), false) })
 		return readInBackground(ctx, func() ([]byte, error) { return readCapped(f) })
 	}
 	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
