@@ -213,6 +213,12 @@ func TestCLIHostileManifestsExit125(t *testing.T) {
 		{"uid that is a path", "apiVersion: v1\nkind: Pod\nmetadata: {name: u, uid: ../x}\nspec: {containers: [{name: c, image: busybox}]}\n",
 			`document 1 (Pod "u"): metadata.uid: Invalid value: "../x": a lowercase RFC 1123 label`},
 		{"100 MB document", podYAMLForSize(100 << 20), "larger than the 10 MiB limit"},
+		{"configMap item path with ..", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, configMap: {name: c, items: [{key: k, path: ../../etc/x}]}}]\n  containers: [{name: c, image: busybox}]\n",
+			`document 1 (Pod "p"): spec.volumes[0].configMap.items[0].path: Invalid value: "../../etc/x": must not contain '..'`},
+		{"absolute secret item path", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, secret: {secretName: s, items: [{key: k, path: /etc/x}]}}]\n  containers: [{name: c, image: busybox}]\n",
+			`document 1 (Pod "p"): spec.volumes[0].secret.items[0].path: Invalid value: "/etc/x": must be a relative path`},
+		{"subPath with ..", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, emptyDir: {}}]\n  containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /v, subPath: a/../../x}]}]\n",
+			`document 1 (Pod "p"): spec.containers[0].volumeMounts[0].subPath: Invalid value: "a/../../x": must not contain '..'`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
