@@ -10,7 +10,7 @@ E2E_TIMEOUT ?= 60m
 # make e2e E2E_RUN=TestE2EVolume
 E2E_RUN ?= E2E
 
-.PHONY: help build demo test unit e2e bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean
+.PHONY: help build demo test unit e2e bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,6 +61,30 @@ test: vet unit e2e ## every test: vet, unit and end-to-end (what CI runs)
 bench: build testbed-up ## compare podrun with the bare CRI call sequence (1 and 10 pods)
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) run ./hack/bench -podrun ./$(BIN)
+
+# Native Go fuzz targets, package:Name (docs/fuzzing.md). Each runs for
+# FUZZTIME; minimizing a new input is capped at 10 s so that the time goes to
+# fuzzing. The inputs found are cached in $(shell $(GO) env GOCACHE)/fuzz and
+# a failing input is written to the package's testdata/fuzz/<Name>/.
+FUZZ_TARGETS := sources:FuzzDecode runner:FuzzExpand runner:FuzzCRILog volumes:FuzzAtomicWriter volumes:FuzzSubPath
+FUZZTIME ?= 60s
+FUZZTIME_SHORT ?= 5s
+# go test's own -timeout (10m by default) bounds the whole fuzz run too.
+FUZZTIMEOUT ?= 1h
+FUZZFLAGS ?= -fuzzminimizetime 10s -timeout $(FUZZTIMEOUT)
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 60s); prints each one's executions
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; start=$$(date +%s); \
+		echo "== ./$$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) 2>&1 | \
+			awk '/^fuzz: elapsed/ { last = $$0; next } { print } END { if (last) print last }'; \
+		[[ $${PIPESTATUS[0]} == 0 ]] || fail=1; \
+		echo "   ($$(( $$(date +%s) - start ))s with the build)"; \
+	done; exit $$fail
+
+fuzz-short: ## every fuzz target briefly (FUZZTIME_SHORT, default 5s each), as CI does
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_SHORT)
 
 clean: ## remove build output
 	rm -rf bin

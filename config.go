@@ -25,6 +25,7 @@ type runFlagValues struct {
 	Args                 []string // stray arguments
 	Filenames            []string
 	ManifestURLHeaders   []string
+	ManifestURLCA        string
 	Endpoint             string
 	RootDir              string
 	Quiet                bool
@@ -54,6 +55,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		Args:                 c.Args().Slice(),
 		Filenames:            strs(c, "filename"),
 		ManifestURLHeaders:   strs(c, "manifest-url-header"),
+		ManifestURLCA:        str(c, "manifest-url-ca"),
 		Endpoint:             str(c, "runtime-endpoint"),
 		RootDir:              str(c, "root-dir"),
 		Quiet:                boolean(c, "quiet"),
@@ -82,12 +84,13 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 // its own in Before: a malformed flag fails with 125 having touched
 // nothing.
 type runConfig struct {
-	Sources  []string    // -f
-	Headers  http.Header // --manifest-url-header
-	Endpoint string      // "" tries cri.DefaultEndpoints
-	NodeName string
-	Output   string // text, json or yaml
-	Quiet    bool
+	Sources       []string    // -f
+	Headers       http.Header // --manifest-url-header
+	ManifestURLCA string      // --manifest-url-ca: a PEM CA file trusted besides the system roots
+	Endpoint      string      // "" tries cri.DefaultEndpoints
+	NodeName      string
+	Output        string // text, json or yaml
+	Quiet         bool
 
 	Facts   runner.FactsConfig
 	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
@@ -136,7 +139,7 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 		return runConfig{}, err
 	}
 	return runConfig{
-		Sources: f.Filenames, Headers: headers, Endpoint: f.Endpoint, NodeName: nodeName,
+		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet,
 		Facts: runner.FactsConfig{
 			Node:         node,
@@ -185,10 +188,11 @@ func hostOptions(f runFlagValues, nodeName string) (admission.HostOptions, error
 // added in order, as the kubelet's --manifest-url-header does.
 func parseHeaders(vals []string) (http.Header, error) {
 	h := http.Header{}
-	for _, v := range vals {
+	for i, v := range vals {
 		name, value, ok := strings.Cut(v, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("invalid --manifest-url-header %q: want 'Name:value'", v)
+			// Not shown: it may hold a token.
+			return nil, fmt.Errorf("invalid --manifest-url-header (#%d): want 'Name:value'", i+1)
 		}
 		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}

@@ -114,6 +114,8 @@ func runFlags() []cli.Flag {
 			Usage: "manifest source, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
 		&cli.StringSliceFlag{Name: "manifest-url-header",
 			Usage: "'Name:value' header sent with manifest URL requests, repeatable"},
+		&cli.StringFlag{Name: "manifest-url-ca",
+			Usage: "PEM file of CA certificates that manifest URL servers are verified against, besides the system roots"},
 		&cli.StringFlag{Name: "pod-logs-dir",
 			Usage: "directory for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
 		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto),
@@ -245,7 +247,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	defer stopSignals()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, NodeName: cfg.NodeName})
+	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
 	if err != nil {
 		return interrupted(err, sigCode)
 	}

@@ -60,7 +60,7 @@ func sourceFor(name string) source {
 	case name == "-":
 		return source{display: "stdin", identity: "stdin", config: configSourceStdin}
 	case isURL(name):
-		return source{display: name, identity: name, config: configSourceHTTP}
+		return source{display: redactURL(name), identity: name, config: configSourceHTTP}
 	}
 	abs, err := filepath.Abs(name)
 	if err != nil {
@@ -94,10 +94,13 @@ type decoder struct {
 	opts Options
 	set  Set
 	errs []error
+	// expandBudget is what is left of maxExpandedSize for the source's
+	// YAML documents with their aliases expanded.
+	expandBudget int
 }
 
 func decodeSource(src source, data []byte, opts Options) (*Set, []error) {
-	d := &decoder{src: src, opts: opts}
+	d := &decoder{src: src, opts: opts, expandBudget: maxExpandedSize}
 	for _, doc := range d.documents(data) {
 		d.document(doc)
 	}
@@ -148,13 +151,16 @@ func (d *decoder) documents(data []byte) []document {
 			}
 			continue
 		}
-		v, probs, err := parseYAML(chunk)
+		v, probs, err := parseYAML(chunk, &d.expandBudget)
 		if err == nil && len(probs) == 0 && v == nil {
 			continue // only comments or whitespace
 		}
 		n++
 		if doc, ok := d.parsed(n, chunk, v, probs, err); ok {
 			docs = append(docs, doc)
+		}
+		if d.expandBudget < 0 {
+			return docs // reported once; what follows is not read
 		}
 	}
 }
@@ -209,11 +215,17 @@ func parseJSON(raw []byte) (any, []problem, error) {
 	return v, jsonDuplicates(raw), nil
 }
 
-// parseYAML converts one YAML document to a generic JSON value. Duplicate
-// fields are errors; their paths come from a second, ordered parse.
+// parseYAML converts one YAML document to a generic JSON value, once
+// precheckYAML has bounded its aliases within budget and found no text
+// after it.
+// Duplicate fields are errors; their paths come from a second, ordered
+// parse.
 // With duplicates, the leniently parsed value is returned too, so that
 // errors can name the object.
-func parseYAML(chunk []byte) (any, []problem, error) {
+func parseYAML(chunk []byte, budget *int) (any, []problem, error) {
+	if v, probs := precheckYAML(chunk, budget); len(probs) > 0 {
+		return v, probs, nil
+	}
 	j, err := yaml.YAMLToJSONStrict(chunk)
 	if err != nil {
 		if lj, lerr := yaml.YAMLToJSON(chunk); lerr == nil {
@@ -434,7 +446,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}
-		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", kind, supportedMsg))
+		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", printable(kind), supportedMsg))
 		return
 	}
 	if !d.checkAPIVersion(o, kind, name, apiVersion) {

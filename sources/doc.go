@@ -18,7 +18,10 @@
 //   - a bad file in a directory fails the run instead of being skipped;
 //   - a pod keeps the name the user wrote: the static pod's
 //     "-<nodename>" suffix is not added;
-//   - no NoExecute toleration is added to file pods.
+//   - no NoExecute toleration is added to file pods;
+//   - a metadata.uid that is given must be a lowercase RFC 1123 label (API
+//     server UUIDs and the kubelet's own static-pod UIDs are), since it
+//     names podrun's data, log and cgroup paths; the kubelet takes any.
 //
 // Documents are numbered from 1, counting only non-empty ones: a document
 // of nothing but comments or whitespace is skipped and not counted. Line

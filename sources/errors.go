@@ -2,7 +2,9 @@ package sources
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Error is every load, decode and validation error. It names the source,
@@ -32,11 +34,11 @@ func (e *Error) Error() string {
 		if kind == "" {
 			kind = "object"
 		}
-		fmt.Fprintf(&b, " (%s %q)", kind, e.Name)
+		fmt.Fprintf(&b, " (%s %q)", printable(kind), e.Name)
 	}
 	b.WriteString(": ")
 	if e.Field != "" {
-		b.WriteString(e.Field)
+		b.WriteString(printable(e.Field))
 		b.WriteString(": ")
 	}
 	msg := e.Msg
@@ -55,7 +57,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // String renders the origin as "source: document D, item I".
 func (o Origin) String() string {
-	s := o.Source
+	s := printable(o.Source)
 	if o.Doc > 0 {
 		s += fmt.Sprintf(": document %d", o.Doc)
 		if o.Item > 0 {
@@ -63,6 +65,17 @@ func (o Origin) String() string {
 		}
 	}
 	return s
+}
+
+// printable returns s, quoted as a Go string if it holds a newline or
+// another character that is not printable: names, kinds and field paths
+// come from the input, and an error stays one line that no input can
+// forge more lines into.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // oneLine folds multi-line messages (YAML parser errors) into one line.

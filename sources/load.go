@@ -2,11 +2,15 @@ package sources
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +21,14 @@ const (
 	// maxManifestSize caps a file, stdin or HTTP body, as the kubelet's
 	// maxConfigLength does.
 	maxManifestSize = 10 << 20
-	// httpTimeout is the kubelet's HTTP source client timeout.
-	httpTimeout = 10 * time.Second
+	// maxRedirects is how many redirects a manifest URL may take, as
+	// Go's and curl's defaults (the kubelet's client: Go's).
+	maxRedirects = 10
 )
+
+// httpTimeout is the kubelet's HTTP source client timeout: for the whole
+// request, the body included. A variable for tests.
+var httpTimeout = 10 * time.Second
 
 // Load reads every -f spec in order and returns everything decoded, or
 // an error: all problems found, joined, one *Error each.
@@ -28,15 +37,30 @@ const (
 //   - "-": Options.Stdin (at most once);
 //   - an http:// or https:// URL: one GET with Options.HTTPHeaders; any
 //     status but 200, an empty body or a body over 10 MiB is an error;
+//     TLS is verified against the system roots and Options.HTTPCAFile;
+//     at most 10 redirects are followed, none from https to http; the
+//     whole request has 10 s. Errors show the URL without its password
+//     and never a header value;
 //   - a directory: like the kubelet's static-pod directory, every regular
 //     file (symlinks followed) whose name does not start with "." in
 //     lexical order; subdirectories are not entered;
 //   - anything else: a file (a named pipe such as <(cmd) works too).
 //
+// Reading stdin or a named pipe stops when ctx is cancelled (see pipe.go).
 // Files are capped at 10 MiB. A file, stdin or body that holds no object
 // is an error; an empty directory is not. Two objects of one kind with
 // the same namespace and name are an error naming both.
 func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
+	if opts.HTTPClient == nil {
+		c, err := newHTTPClient(opts.HTTPCAFile)
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPClient = c
+	}
+	if err := checkHeaderNames(opts.HTTPHeaders); err != nil {
+		return nil, err
+	}
 	set := &Set{}
 	var errs []error
 	stdinUsed := false
@@ -79,10 +103,38 @@ type input struct {
 }
 
 func displayName(spec string) string {
-	if spec == "-" {
+	switch {
+	case spec == "-":
 		return "stdin"
+	case isURL(spec):
+		return redactURL(spec)
 	}
 	return spec
+}
+
+// redactURL hides a URL's password as net/url's Redacted does
+// ("user:xxxxx@"), in URLs it cannot parse as well.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return s
+	}
+	name, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return s
+	}
+	return scheme + "://" + name + ":xxxxx@" + rest[at+1:]
 }
 
 // read returns the inputs of one spec.
@@ -95,7 +147,7 @@ func read(ctx context.Context, spec string, opts Options) ([]input, error) {
 		if opts.Stdin == nil {
 			return fail("no stdin to read", nil)
 		}
-		data, err := readCapped(opts.Stdin)
+		data, err := readStdin(ctx, opts.Stdin)
 		if err != nil {
 			return fail("reading", err)
 		}
@@ -119,20 +171,23 @@ func read(ctx context.Context, spec string, opts Options) ([]input, error) {
 		return fail("", err)
 	}
 	if !fi.IsDir() {
-		data, err := readFile(spec)
+		data, err := readFile(ctx, spec)
 		if err != nil {
+			if ctx.Err() != nil {
+				return fail("reading", err)
+			}
 			return fail("", err)
 		}
 		return []input{{spec, data}}, nil
 	}
-	return readDir(spec)
+	return readDir(ctx, spec)
 }
 
 // readDir reads a directory the way the kubelet's file source does
 // (pkg/kubelet/config/file.go): names starting with "." are skipped,
 // entries are sorted lexically, subdirectories and other non-regular
 // files are skipped.
-func readDir(dir string) ([]input, error) {
+func readDir(ctx context.Context, dir string) ([]input, error) {
 	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
 		return nil, &Error{Origin: Origin{Source: dir}, Err: err}
@@ -152,7 +207,7 @@ func readDir(dir string) ([]input, error) {
 		if !fi.Mode().IsRegular() {
 			continue
 		}
-		data, err := readFile(name)
+		data, err := readFile(ctx, name)
 		if err != nil {
 			errs = append(errs, &Error{Origin: Origin{Source: name}, Err: err})
 			continue
@@ -163,15 +218,6 @@ func readDir(dir string) ([]input, error) {
 		return nil, errors.Join(errs...)
 	}
 	return inputs, nil
-}
-
-func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readCapped(f)
 }
 
 // errTooLarge is returned for input over maxManifestSize.
@@ -188,10 +234,76 @@ func readCapped(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
+// newHTTPClient is the client for manifest URLs: the kubelet's timeout,
+// TLS verified against the system roots and the certificates of caFile,
+// redirects limited by checkRedirect.
+func newHTTPClient(caFile string) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		fail := func(err error) (*http.Client, error) {
+			return nil, &Error{Origin: Origin{Source: caFile}, Msg: "reading the manifest URL CA", Err: err}
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		pemData, err := os.ReadFile(caFile)
+		if err != nil {
+			return fail(err)
+		}
+		if !pool.AppendCertsFromPEM(pemData) {
+			return fail(errors.New("no PEM certificate found"))
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr, Timeout: httpTimeout, CheckRedirect: checkRedirect}, nil
+}
+
+// checkHeaderNames refuses a header name that is not an HTTP token
+// before the client would, with an error that shows the name: from a flag
+// such as 'Bearer abc:def' it would be half a secret.
+func checkHeaderNames(h http.Header) error {
+	for name := range h {
+		if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+			return &Error{Origin: Origin{Source: "manifest URL headers"}, Msg: "a header name is not an HTTP token (not shown: it may hold a secret)"}
+		}
+	}
+	return nil
+}
+
+// isTokenChar tells whether r may be in an HTTP token (RFC 9110).
+func isTokenChar(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+		strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+}
+
+// checkRedirect follows at most maxRedirects redirects, and none from
+// https to http, which would drop the server's verification.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if via[len(via)-1].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return errors.New("refusing a redirect from https to http")
+	}
+	return nil
+}
+
 // fetch GETs a manifest URL like the kubelet's HTTP source
 // (pkg/kubelet/config/http.go).
-func fetch(ctx context.Context, url string, opts Options) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func fetch(ctx context.Context, rawURL string, opts Options) ([]byte, error) {
+	data, err := get(ctx, rawURL, opts)
+	// The client's errors name the URL, or a redirect's Location, as
+	// given: without its password.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redactURL(ue.URL)
+	}
+	return data, err
+}
+
+func get(ctx context.Context, rawURL string, opts Options) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +312,7 @@ func fetch(ctx context.Context, url string, opts Options) ([]byte, error) {
 			req.Header.Add(k, v)
 		}
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: httpTimeout}
-	}
-	resp, err := client.Do(req)
+	resp, err := opts.HTTPClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +322,10 @@ func fetch(ctx context.Context, url string, opts Options) ([]byte, error) {
 	}
 	data, err := readCapped(resp.Body)
 	if err != nil {
+		var ne net.Error
+		if ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+			return nil, fmt.Errorf("reading body: not complete within %v: %w", opts.HTTPClient.Timeout, err)
+		}
 		return nil, fmt.Errorf("reading body: %w", err)
 	}
 	if len(data) == 0 {

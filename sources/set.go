@@ -14,8 +14,13 @@ type Options struct {
 	// HTTPHeaders are sent with every manifest URL request
 	// (--manifest-url-header); values of one key are added in order.
 	HTTPHeaders http.Header
+	// HTTPCAFile is a PEM file of CA certificates that manifest URLs'
+	// servers are verified against besides the system roots
+	// (--manifest-url-ca).
+	HTTPCAFile string
 	// HTTPClient fetches manifest URLs. Nil means a client with a 10 s
-	// timeout, as the kubelet's HTTP source uses.
+	// timeout, as the kubelet's HTTP source uses, HTTPCAFile, and at most
+	// 10 redirects, none from https to http.
 	HTTPClient *http.Client
 	// NodeName is the default for spec.nodeName and part of every UID.
 	NodeName string

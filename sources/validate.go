@@ -23,7 +23,18 @@ import (
 // after defaulting, so "required" defaults are always present.
 
 // validateObjectMeta checks name (required: podrun does not generate
-// names), namespace, labels and annotations.
+// names), namespace, uid, labels and annotations.
+//
+// A uid, when given, must be a lowercase RFC 1123 label (at most 63
+// lowercase letters, digits and '-', starting and ending with a letter
+// or digit). podrun puts it in its data dir, log dir
+// (<namespace>_<name>_<uid>) and cgroup paths, where ".", "..", "/", "_",
+// a newline or 300 characters would name another place, or none. Every
+// UID the API server gives (apimachinery's k8s-uuid format, lowercase
+// 8-4-4-4-12 hex), the kubelet's own static-pod UIDs (32 hex digits) and
+// podrun's are labels. The API server replaces a uid given on create and
+// the kubelet keeps a static pod's uid unchecked: podrun refuses what its
+// paths cannot hold.
 func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
 	p := field.NewPath("metadata")
 	var errs field.ErrorList
@@ -33,6 +44,9 @@ func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
 		errs = appendMsgs(errs, p.Child("name"), m.Name, validation.IsDNS1123Subdomain(m.Name))
 	}
 	errs = appendMsgs(errs, p.Child("namespace"), m.Namespace, validation.IsDNS1123Label(m.Namespace))
+	if m.UID != "" {
+		errs = appendMsgs(errs, p.Child("uid"), m.UID, validation.IsDNS1123Label(string(m.UID)))
+	}
 	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
 	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	return errs
@@ -167,11 +181,16 @@ func validateItemPath(s string, p *field.Path) field.ErrorList {
 	return validateLocalDescendingPath(s, p)
 }
 
-// validateLocalDescendingPath requires a relative path without "..".
+// validateLocalDescendingPath requires a relative path without "..", and
+// without a NUL byte, which no file name can hold (the API server lets it
+// through; the kubelet then fails to write the file).
 func validateLocalDescendingPath(s string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if path.IsAbs(s) {
 		errs = append(errs, field.Invalid(p, s, "must be a relative path"))
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		errs = append(errs, field.Invalid(p, s, "must not contain a NUL byte"))
 	}
 	for _, el := range strings.Split(s, "/") {
 		if el == ".." {

@@ -27,11 +27,15 @@ const (
 )
 
 // validatePath checks one payload path: not empty, relative, at most 4096
-// characters, no ".." element, no element longer than 255 characters, and
-// not starting with ".." (which would clash with the writer's own names).
+// characters, no ".." element, no element longer than 255 characters, not
+// starting with ".." (which would clash with the writer's own names), and
+// no NUL byte (which no file name can hold: found by FuzzAtomicWriter).
 func validatePath(p string) error {
 	if p == "" {
 		return fmt.Errorf("invalid path: must not be empty: %q", p)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("invalid path: must not contain a NUL byte: %q", p)
 	}
 	if path.IsAbs(p) {
 		return fmt.Errorf("invalid path: must be relative path: %s", p)
@@ -232,7 +236,9 @@ func payloadChanged(payload map[string]FileProjection, oldTsPath string) (bool, 
 	for p, f := range payload {
 		full := filepath.Join(oldTsPath, p)
 		fi, err := os.Lstat(full)
-		if errors.Is(err, os.ErrNotExist) {
+		// ENOTDIR: a file of the old version is a dir of this one
+		// (found by FuzzAtomicWriter: "a", then "a/b", failed).
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 			return true, nil
 		}
 		if err != nil {

@@ -31,6 +31,8 @@ func TestValidatePath(t *testing.T) {
 		{"d/" + long, "filenames must be less than or equal to 255 characters"},
 		{strings.Repeat("abcdefg/", 513), "must be less than or equal to 4096 characters"},
 		{strings.Repeat("a", 255), ""},
+		{"\x000", "must not contain a NUL byte"}, // FuzzAtomicWriter's first find
+		{"d/a\x00b", "must not contain a NUL byte"},
 	} {
 		err := validatePath(tc.path)
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
@@ -234,4 +236,20 @@ func TestWriteAtomicSetPermsRunsBeforePublishing(t *testing.T) {
 	if sawData {
 		t.Error("..data existed when setPerms ran")
 	}
+}
+
+func TestWriteAtomicAFileThatBecomesADir(t *testing.T) {
+	// Found by FuzzAtomicWriter: the second write failed with "not a
+	// directory" when it compared a/b with the old version's file a.
+	dir := t.TempDir()
+	for _, payload := range []map[string]FileProjection{
+		{"a": {Data: []byte("1"), Mode: 0o644}},
+		{"a/b": {Data: []byte("2"), Mode: 0o644}},
+		{"a": {Data: []byte("3"), Mode: 0o644}},
+	} {
+		if err := writeAtomic(dir, payload, nil, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectTree(t, dir, "..data -> TS", "TS/ -rwxr-xr-x", "TS/a -rw-r--r-- 3", "a -> ..data/a")
 }

@@ -58,10 +58,13 @@ func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 }
 
 // validateSubPath checks a (expanded) subPath as makeMounts does: relative,
-// without a ".." element.
+// without a ".." element; and without a NUL byte, which no path can hold.
 func validateSubPath(sub string) error {
 	if filepath.IsAbs(sub) {
 		return fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if strings.IndexByte(sub, 0) >= 0 {
+		return fmt.Errorf("error SubPath %q must not contain a NUL byte", sub)
 	}
 	if err := noBacksteps(sub); err != nil {
 		return fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
@@ -83,6 +86,9 @@ var errNotBeneath = errors.New("not within the volume")
 // absolute symlink, or one leading out, fails). Without openat2 (Linux
 // before 5.6) it walks rel one element at a time and refuses any symlink.
 func openBeneath(baseFD int, rel string) (int, error) {
+	if rel == "" {
+		rel = "." // the base, as openNoSymlinks has it (openat2 says ENOENT)
+	}
 	how := unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,

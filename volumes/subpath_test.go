@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +40,7 @@ func TestValidateSubPath(t *testing.T) {
 		{"/etc", "error SubPath `/etc` must not be an absolute path"},
 		{"a/../..", "unable to provision SubPath `a/../..`: must not contain '..'"},
 		{"..", "must not contain '..'"},
+		{"a\x00b", `error SubPath "a\x00b" must not contain a NUL byte`},
 	} {
 		err := validateSubPath(tc.sub)
 		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
@@ -201,5 +203,29 @@ func TestPrepareSubPath(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "secret")); err != nil {
 		t.Errorf("TearDown removed something outside the pod dir: %v", err)
+	}
+}
+
+func TestOpenBeneathTheBaseItself(t *testing.T) {
+	// Found by FuzzSubPath: openat2 refused "" where the fallback opened
+	// the base.
+	dir := t.TempDir()
+	base, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(base)
+	for name, open := range map[string]func(int, string) (int, error){"openBeneath": openBeneath, "openNoSymlinks": openNoSymlinks} {
+		for _, rel := range []string{"", ".", "./"} {
+			fd, err := open(base, rel)
+			if err != nil {
+				t.Errorf("%s(%q): %v", name, rel, err)
+				continue
+			}
+			if p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); p != dir {
+				t.Errorf("%s(%q) opened %s, want %s", name, rel, p, dir)
+			}
+			unix.Close(fd)
+		}
 	}
 }
