@@ -45,7 +45,7 @@ func TestNewRunConfig(t *testing.T) {
 		{"no manifest", func(f *runFlagValues) { f.Filenames = nil }, "no manifest given: use -f FILE"},
 		{"bad --wait", func(f *runFlagValues) { f.Wait = "forever" }, `forever`},
 		{"bad --output", func(f *runFlagValues) { f.Output = "xml" }, `invalid --output "xml": want text, json or yaml`},
-		{"bad --manifest-url-header", func(f *runFlagValues) { f.ManifestURLHeaders = []string{"novalue"} }, `invalid --manifest-url-header "novalue"`},
+		{"bad --manifest-url-header", func(f *runFlagValues) { f.ManifestURLHeaders = []string{"novalue"} }, `invalid --manifest-url-header (#1)`},
 		{"empty --node-name", func(f *runFlagValues) { f.NodeName = "" }, "--node-name is empty"},
 		{"bad --system-reserved", func(f *runFlagValues) { f.SystemReserved = []string{"cpu"} }, `invalid --system-reserved: "cpu": want RESOURCE=QUANTITY`},
 		{"--system-reserved of gpus", func(f *runFlagValues) { f.SystemReserved = []string{"nvidia.com/gpu=1"} }, "invalid --system-reserved"},
