@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env
+# hack/testbed.sh up|down [--purge]|env [--flavor v2|debian]
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -38,8 +38,21 @@
 #   PODRUN_TESTBED_PRIVATE_PORT  private registry port (35444)
 #   PODRUN_TESTBED_POD_SUBNET    pod subnet (10.88.0.0/16)
 #   PODRUN_TESTBED_BRIDGE        bridge device (cni-podrun0)
-# A second testbed next to the default one needs its own DIR, both ports,
-# subnet and bridge.
+#   PODRUN_TESTBED_REGISTRIES    another testbed's DIR whose registries, CA
+#                                and images this one uses instead of its own
+#                                (that testbed must be up; ports unused here)
+# A second testbed next to the default one needs its own DIR, subnet and
+# bridge, and either both ports or PODRUN_TESTBED_REGISTRIES.
+#
+# Flavor instances: `up|down|env --flavor F` acts on the instance of flavor
+# F next to the default testbed, so that both containerd lines run at once
+# (CI runs the e2e suite on v2 and a subset on Debian's 1.6: make
+# e2e-containerd16). --flavor v2 is the default testbed itself; --flavor
+# debian is $PODRUN_TESTBED_DIR-debian, pod subnet 10.87.0.0/16, bridge
+# cni-podrun16, with the default testbed's registries
+# (PODRUN_TESTBED_REGISTRIES), so `up` of the default one comes first:
+#   bash hack/testbed.sh up && bash hack/testbed.sh up --flavor debian
+#   set -a; eval "$(bash hack/testbed.sh env --flavor debian)"; set +a
 #
 # Everything lives under $PODRUN_TESTBED_DIR; the host's /etc/containerd,
 # /var/lib/containerd and the host containerd's socket are never used, and
@@ -86,6 +99,8 @@ CNI_BIN_DIR=/usr/lib/cni
 SOCK=$DIR/run/containerd.sock
 ENDPOINT=unix://$SOCK
 CA=$DIR/tls/ca.crt
+PASSWORD_FILE=$DIR/registry/private/password
+SHARED_REGISTRIES=${PODRUN_TESTBED_REGISTRIES:-}
 MIRROR=127.0.0.1:$MIRROR_PORT
 PRIVATE=127.0.0.1:$PRIVATE_PORT
 PRIVATE_USER=podrun
@@ -546,6 +561,28 @@ push_images() {
   echo "$sum" >"$stamp"
 }
 
+# use_shared_registries: the registries, CA and images of the testbed in
+# $PODRUN_TESTBED_REGISTRIES, as its `up` wrote them in its testbed.env.
+use_shared_registries() {
+  local base=$SHARED_REGISTRIES env
+  [[ $base != "$DIR" ]] || die "PODRUN_TESTBED_REGISTRIES names this testbed itself ($DIR)"
+  env=$base/testbed.env
+  [[ -s $env ]] || die "no $env: bring the testbed whose registries this one uses up first ('$0 up')"
+  shared_setting() { sed -n "s/^PODRUN_TESTBED_$1=//p" "$env"; }
+  CA=$(shared_setting CA)
+  MIRROR=$(shared_setting MIRROR)
+  PRIVATE=$(shared_setting PRIVATE)
+  PRIVATE_IMAGE=$(shared_setting PRIVATE_IMAGE)
+  PASSWORD_FILE=$base/registry/private/password
+  [[ -s $CA && -s $PASSWORD_FILE && -n $MIRROR && -n $PRIVATE && -n $PRIVATE_IMAGE ]] ||
+    die "$env lacks the registry settings (CA, MIRROR, PRIVATE, PRIVATE_IMAGE, password): run '$0 up' there"
+  registry_answers "${MIRROR##*:}" 200 ||
+    die "the mirror registry of $base does not answer on https://$MIRROR/v2/: run '$0 up' there"
+  registry_answers "${PRIVATE##*:}" 401 ||
+    die "the private registry of $base does not answer 401 on https://$PRIVATE/v2/: run '$0 up' there"
+  log "using the registries of $base ($MIRROR, $PRIVATE)"
+}
+
 # ------------------------------------------------------------- containerd --
 
 write_hosts_toml() {
@@ -904,7 +941,7 @@ PODRUN_TESTBED_MIRROR=$MIRROR
 PODRUN_TESTBED_PRIVATE=$PRIVATE
 PODRUN_TESTBED_PRIVATE_IMAGE=$PRIVATE_IMAGE
 PODRUN_TESTBED_PRIVATE_USER=$PRIVATE_USER
-PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$DIR/registry/private/password")
+PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$PASSWORD_FILE")
 PODRUN_TESTBED_CA=$CA
 PODRUN_TESTBED_CNI_CONF_DIR=$DIR/cni/net.d
 PODRUN_TESTBED_CNI_BIN_DIR=$CNI_BIN_DIR
@@ -928,14 +965,18 @@ cmd_up() {
   build_tools
   build_containerd_v2
   build_runc
-  make_tls
-  write_registry_configs
-  start_registries
+  if [[ -n $SHARED_REGISTRIES ]]; then
+    use_shared_registries
+  else
+    make_tls
+    write_registry_configs
+    start_registries
+  fi
   write_hosts_toml
   write_cni_conf
   write_containerd_config
   start_containerd
-  push_images
+  [[ -n $SHARED_REGISTRIES ]] || push_images
   write_env
   log "up in $((SECONDS - t0))s; settings: $0 env"
 }
@@ -1021,12 +1062,44 @@ cmd_env() {
   cat "$DIR/testbed.env"
 }
 
+# flavor_instance ARGS...: with --flavor F among ARGS, run this script again
+# on the instance of flavor F (see "Flavor instances" at the top) with the
+# other ARGS; without, return.
+flavor_instance() {
+  local args=() flavor= a
+  while (($#)); do
+    a=$1
+    shift
+    case $a in
+    --flavor)
+      (($#)) || die "--flavor needs a flavor (v2 or debian)"
+      flavor=$1
+      shift
+      ;;
+    --flavor=*) flavor=${a#--flavor=} ;;
+    *) args+=("$a") ;;
+    esac
+  done
+  [[ -n $flavor ]] || return 0
+  local base=$DIR
+  case $flavor in
+  v2) exec env PODRUN_TESTBED_CONTAINERD=v2 bash "${BASH_SOURCE[0]}" "${args[@]}" ;;
+  debian)
+    exec env PODRUN_TESTBED_DIR="$base-debian" PODRUN_TESTBED_CONTAINERD=debian \
+      PODRUN_TESTBED_POD_SUBNET=10.87.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrun16 \
+      PODRUN_TESTBED_REGISTRIES="$base" bash "${BASH_SOURCE[0]}" "${args[@]}"
+    ;;
+  *) die "--flavor must be v2 or debian, not '$flavor'" ;;
+  esac
+}
+flavor_instance "$@"
+
 case ${1:-} in
 up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
 *)
-  echo "usage: $0 up | down [--purge] | env" >&2
+  echo "usage: $0 up | down [--purge] | env [--flavor v2|debian]" >&2
   exit 2
   ;;
 esac
