@@ -10,6 +10,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,19 @@ func testbedCNIBinDir(t *testing.T) string {
 		t.Fatal("PODRUN_TESTBED_CNI_BIN_DIR is not set (eval \"$(bash hack/testbed.sh env)\")")
 	}
 	return d
+}
+
+// onPodNetwork: ip is on the testbed's pod subnet (PODRUN_TESTBED_POD_SUBNET;
+// each testbed instance has its own).
+func onPodNetwork(t *testing.T, ip string) bool {
+	t.Helper()
+	s := os.Getenv("PODRUN_TESTBED_POD_SUBNET")
+	subnet, err := netip.ParsePrefix(s)
+	if err != nil {
+		t.Fatalf("PODRUN_TESTBED_POD_SUBNET %q: %v (eval \"$(bash hack/testbed.sh env)\")", s, err)
+	}
+	a, err := netip.ParseAddr(ip)
+	return err == nil && subnet.Contains(a)
 }
 
 // badCNI makes a conf dir whose config names a plugin that does not exist
@@ -158,8 +172,8 @@ spec:
 	r := e.runPodrun([]string{"-d", "-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
-	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Errorf("podIP %q, want one on the testbed's pod network 10.88.0.0/16", p.Status.PodIP)
+	if !onPodNetwork(t, p.Status.PodIP) {
+		t.Errorf("podIP %q, want one on the testbed's pod network %s", p.Status.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 
 	body, err := httpGet(t, "http://127.0.0.1:"+hostPort+"/", 15*time.Second)

@@ -981,8 +981,8 @@ spec:
 	if len(st.Conditions) == 0 {
 		t.Errorf("no conditions")
 	}
-	if !strings.HasPrefix(st.PodIP, "10.88.") {
-		t.Errorf("podIP %q, want one in 10.88.0.0/16", st.PodIP)
+	if !onPodNetwork(t, st.PodIP) {
+		t.Errorf("podIP %q, want one in %s", st.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 	if st.StartTime == nil || st.StartTime.IsZero() {
 		t.Errorf("no startTime")
@@ -1498,7 +1498,7 @@ spec:
 	if p.Status.Phase != v1.PodSucceeded {
 		t.Errorf("phase %q", p.Status.Phase)
 	}
-	if strings.HasPrefix(p.Status.PodIP, "10.88.") {
+	if onPodNetwork(t, p.Status.PodIP) {
 		t.Errorf("hostNetwork pod got a pod-network IP %s", p.Status.PodIP)
 	}
 	if p.Status.PodIP != "" && p.Status.HostIP != "" && p.Status.PodIP != p.Status.HostIP {
@@ -1525,8 +1525,8 @@ func TestE2EPodIP(t *testing.T) {
 	r := e.runPodrun([]string{"-o", "json", "-f", m}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
-	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Fatalf("podIP %q, want one in 10.88.0.0/16", p.Status.PodIP)
+	if !onPodNetwork(t, p.Status.PodIP) {
+		t.Fatalf("podIP %q, want one in %s", p.Status.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 	if len(p.Status.PodIPs) == 0 || p.Status.PodIPs[0].IP != p.Status.PodIP {
 		t.Errorf("podIPs %+v, want [%s]", p.Status.PodIPs, p.Status.PodIP)
