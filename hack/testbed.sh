@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env [--flavor v2|debian]
+# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian]
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -15,6 +15,9 @@
 #          CRI), unmount what it mounted, delete its bridge. --purge also
 #          removes the testbed directory.
 #   env    print shell-sourceable settings for tests (after `up`).
+#   podman install Debian's podman and configure it privately to pull from
+#          this testbed's mirror (hack/bench compares with it; see
+#          cmd_podman). Optional.
 #
 # Settings (environment):
 #   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
@@ -952,6 +955,83 @@ PODRUN_TESTBED_CONTAINERD=$FLAVOR
 EOF
 }
 
+# ----------------------------------------------------------------- podman --
+
+# cmd_podman: Debian's podman beside the testbed, for hack/bench's
+# comparison (optional: nothing else needs it). Installs the package if
+# missing and writes a private configuration under $DIR/podman: images
+# from this testbed's mirror (every upstream mapped to its namespace, as
+# hosts.toml does for containerd; no fallback to the real registry) with
+# its CA; storage, state and CNI config under $DIR/podman; its networks
+# (the default one and kube play's) in 10.86.0.0/16 (podman's defaults,
+# 10.88.0.0/16 and then 10.89.0.0/16 up, would meet the testbeds'); the
+# open files and processes limits of this shell, as containerd's
+# containers inherit them (podman raises both to its maximum, which runc
+# fails to set here: no NPROC above 32768, so capped there); the
+# testbed's pause image as the pods' infra image. The
+# host's /etc/containers is left alone. $DIR/podman/env holds the
+# variables that point podman at it, and --cert-dir takes
+# $DIR/podman/certs. busybox and the pause image are pulled into its
+# storage once, so that runs with imagePullPolicy IfNotPresent never pull.
+cmd_podman() {
+  local d=$DIR/podman u img nofile nproc
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -s $DIR/testbed.env ]] || die "no $DIR/testbed.env: run '$0 up' first"
+  [[ -z $SHARED_REGISTRIES ]] || use_shared_registries
+  PACKAGES=(podman:/usr/bin/podman)
+  install_packages
+  mkdir -p "$d"/{storage,run,tmp,cni,certs}
+  put "$d/certs/ca.crt" <"$CA"
+  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  [[ $nproc != unlimited ]] && ((nproc <= 32768)) || nproc=32768
+  put "$d/containers.conf" <<EOF
+# Written by hack/testbed.sh: podman beside the testbed (hack/bench).
+[containers]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
+
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$d/events.log"
+tmp_dir = "$d/tmp"
+infra_image = "$SANDBOX_IMAGE"
+
+[network]
+network_backend = "cni"
+cni_plugin_dirs = ["$CNI_BIN_DIR"]
+network_config_dir = "$d/cni"
+default_subnet = "10.86.0.0/24"
+default_subnet_pools = [{"base" = "10.86.0.0/16", "size" = 24}]
+EOF
+  {
+    echo "# Written by hack/testbed.sh: every upstream is the testbed mirror's namespace."
+    echo 'unqualified-search-registries = ["docker.io"]'
+    echo 'short-name-mode = "permissive"'
+    for u in "${UPSTREAMS[@]}"; do
+      printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s/%s"\n' "$u" "$MIRROR" "$u"
+    done
+  } | put "$d/registries.conf"
+  put "$d/storage.conf" <<EOF
+# Written by hack/testbed.sh.
+[storage]
+driver = "overlay"
+graphroot = "$d/storage"
+runroot = "$d/run"
+EOF
+  put "$d/env" <<EOF
+CONTAINERS_CONF=$d/containers.conf
+CONTAINERS_REGISTRIES_CONF=$d/registries.conf
+CONTAINERS_STORAGE_CONF=$d/storage.conf
+EOF
+  for img in docker.io/library/busybox:latest "$SANDBOX_IMAGE"; do
+    env $(<"$d/env") podman image exists "$img" 2>/dev/null && continue
+    log "podman: pulling $img from the mirror"
+    env $(<"$d/env") podman pull -q --cert-dir "$d/certs" "$img" >/dev/null ||
+      die "podman pull $img failed"
+  done
+  log "podman $(podman --version | awk '{print $NF}') configured in $d (variables: $d/env)"
+}
+
 # --------------------------------------------------------------- commands --
 
 cmd_up() {
@@ -1098,8 +1178,9 @@ case ${1:-} in
 up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
+podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env [--flavor v2|debian]" >&2
+  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian]" >&2
   exit 2
   ;;
 esac
