@@ -188,7 +188,7 @@ func main() {
 			for _, side := range sides {
 				side()
 			}
-			fmt.Fprintf(os.Stderr, "bench: %d pods: round %d/%d done (loadavg %s)\n", n, r+1, *warmup+rounds[si], loadavg())
+			fmt.Fprintf(os.Stderr, "bench: %s: round %d/%d done (loadavg %s)\n", podsString(n), r+1, *warmup+rounds[si], loadavg())
 		}
 		for _, rw := range sizeRows {
 			rw.pman = pman
@@ -230,10 +230,10 @@ func main() {
 		if len(miss) > 0 {
 			v = "MISSES: " + strings.Join(miss, ", ")
 		}
-		verdicts = append(verdicts, fmt.Sprintf("%s, %d pods: %s", rw.t.name, rw.pods, v))
+		verdicts = append(verdicts, fmt.Sprintf("%s, %s: %s", rw.t.name, podsString(rw.pods), v))
 	}
 	tw.Flush()
-	fmt.Printf("loadavg after: %s\n", loadavg())
+	fmt.Printf("loadavg after: %s; 1-minute load during the run: %s\n", loadavg(), loadSeen)
 	for _, v := range verdicts {
 		fmt.Println(v)
 	}
@@ -534,12 +534,33 @@ func readFile(path string) string {
 	return string(b)
 }
 
+// loadSeen is the range of the 1-minute load average loadavg has read.
+var loadSeen loadRange
+
+type loadRange struct{ lo, hi float64 }
+
+func (l loadRange) String() string { return fmt.Sprintf("%.2f-%.2f", l.lo, l.hi) }
+
+// loadavg is the three load averages, and notes the 1-minute one in loadSeen.
 func loadavg() string {
 	f := strings.Fields(readFile("/proc/loadavg"))
 	if len(f) < 3 {
 		return "unknown"
 	}
+	if l, err := strconv.ParseFloat(f[0], 64); err == nil {
+		if loadSeen == (loadRange{}) || l < loadSeen.lo {
+			loadSeen.lo = l
+		}
+		loadSeen.hi = max(loadSeen.hi, l)
+	}
 	return strings.Join(f[:3], " ")
+}
+
+func podsString(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }
 
 func fail(msg string) {
