@@ -969,8 +969,11 @@ EOF
 # open files and processes limits of this shell, as containerd's
 # containers inherit them (podman raises both to its maximum, which runc
 # fails to set here: no NPROC above 32768, so capped there); the
-# testbed's pause image as the pods' infra image. The
-# host's /etc/containers is left alone. $DIR/podman/env holds the
+# testbed's pause image as the pods' infra image. The host's
+# /etc/containers is left alone (the package itself adds
+# /etc/cni/net.d/87-podman-bridge.conflist, which nothing here reads:
+# containerd's CNI dir and podman's are under the testbeds'
+# directories). $DIR/podman/env holds the
 # variables that point podman at it, and --cert-dir takes
 # $DIR/podman/certs. busybox and the pause image are pulled into its
 # storage once, so that runs with imagePullPolicy IfNotPresent never pull.
@@ -984,6 +987,7 @@ cmd_podman() {
   mkdir -p "$d"/{storage,run,tmp,cni,certs}
   put "$d/certs/ca.crt" <"$CA"
   nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  [[ $nofile != unlimited ]] || nofile=1048576
   [[ $nproc != unlimited ]] && ((nproc <= 32768)) || nproc=32768
   put "$d/containers.conf" <<EOF
 # Written by hack/testbed.sh: podman beside the testbed (hack/bench).
