@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,19 @@ func testbedCNIBinDir(t *testing.T) string {
 		t.Fatal("PODRUN_TESTBED_CNI_BIN_DIR is not set (eval \"$(bash hack/testbed.sh env)\")")
 	}
 	return d
+}
+
+// onPodNetwork: ip is on the testbed's pod subnet (PODRUN_TESTBED_POD_SUBNET;
+// each testbed instance has its own).
+func onPodNetwork(t *testing.T, ip string) bool {
+	t.Helper()
+	s := os.Getenv("PODRUN_TESTBED_POD_SUBNET")
+	subnet, err := netip.ParsePrefix(s)
+	if err != nil {
+		t.Fatalf("PODRUN_TESTBED_POD_SUBNET %q: %v (eval \"$(bash hack/testbed.sh env)\")", s, err)
+	}
+	a, err := netip.ParseAddr(ip)
+	return err == nil && subnet.Contains(a)
 }
 
 // badCNI makes a conf dir whose config names a plugin that does not exist
@@ -133,8 +147,8 @@ func TestE2ECNIHostPortOnLocalhost(t *testing.T) {
 	r := e.runPodrun([]string{"-d", "-o", "json", "-f", testdata("cni/hostport.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
-	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Errorf("podIP %q, want one on the testbed's pod network 10.88.0.0/16", p.Status.PodIP)
+	if !onPodNetwork(t, p.Status.PodIP) {
+		t.Errorf("podIP %q, want one on the testbed's pod network %s", p.Status.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 
 	body, err := httpGet(t, "http://127.0.0.1:"+hostPort+"/", 15*time.Second)
@@ -209,7 +223,7 @@ func TestE2EHostNetwork(t *testing.T) {
 	if p.Status.Phase != v1.PodSucceeded {
 		t.Errorf("phase %q", p.Status.Phase)
 	}
-	if strings.HasPrefix(p.Status.PodIP, "10.88.") {
+	if onPodNetwork(t, p.Status.PodIP) {
 		t.Errorf("hostNetwork pod got a pod-network IP %s", p.Status.PodIP)
 	}
 	if p.Status.PodIP != "" && p.Status.HostIP != "" && p.Status.PodIP != p.Status.HostIP {
@@ -235,8 +249,8 @@ func TestE2EPodIP(t *testing.T) {
 	r := e.runPodrun([]string{"-o", "json", "-f", testdata("cni/podip.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
-	if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
-		t.Fatalf("podIP %q, want one in 10.88.0.0/16", p.Status.PodIP)
+	if !onPodNetwork(t, p.Status.PodIP) {
+		t.Fatalf("podIP %q, want one in %s", p.Status.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 	if len(p.Status.PodIPs) == 0 || p.Status.PodIPs[0].IP != p.Status.PodIP {
 		t.Errorf("podIPs %+v, want [%s]", p.Status.PodIPs, p.Status.PodIP)

@@ -306,11 +306,12 @@ func refusedRow(want ...string) func(c *conformanceCase) {
 // usernsRow: supported runs check; else the refusal of hostUsers false.
 func usernsRow(check func(c *conformanceCase)) func(c *conformanceCase) {
 	return func(c *conformanceCase) {
-		if usernsSupported(c.t) {
+		supported, refusal := usernsSupported(c.t)
+		if supported {
 			check(c)
 			return
 		}
-		refusedRow("spec.hostUsers: false needs a user namespace", "does not support user namespaces")(c)
+		refusedRow("spec.hostUsers: false needs a user namespace", refusal)(c)
 	}
 }
 

@@ -207,8 +207,8 @@ func TestE2EOutputJSON(t *testing.T) {
 	if len(st.Conditions) == 0 {
 		t.Errorf("no conditions")
 	}
-	if !strings.HasPrefix(st.PodIP, "10.88.") {
-		t.Errorf("podIP %q, want one in 10.88.0.0/16", st.PodIP)
+	if !onPodNetwork(t, st.PodIP) {
+		t.Errorf("podIP %q, want one in %s", st.PodIP, os.Getenv("PODRUN_TESTBED_POD_SUBNET"))
 	}
 	if st.StartTime == nil || st.StartTime.IsZero() {
 		t.Errorf("no startTime")

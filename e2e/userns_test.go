@@ -16,8 +16,11 @@ import (
 
 // usernsSupported: the runtime's default handler reports user namespace
 // support. The testbed's v2 flavor (containerd 2 with runc 1.3) must: there
-// the refusal is a failure, not the other branch of a test.
-func usernsSupported(t *testing.T) bool {
+// the refusal is a failure, not the other branch of a test. Without
+// support, refusal is what podrun's error gives as the reason: a default
+// handler that says no, or none listed at all (containerd 1.6 reports no
+// runtime handlers in CRI Status).
+func usernsSupported(t *testing.T) (supported bool, refusal string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -25,16 +28,17 @@ func usernsSupported(t *testing.T) bool {
 	if err != nil {
 		t.Fatalf("CRI Status: %v", err)
 	}
-	supported := false
+	refusal = "reports no default handler"
 	for _, h := range st.GetRuntimeHandlers() {
 		if h.GetName() == "" {
 			supported = h.GetFeatures().GetUserNamespaces()
+			refusal = "does not support user namespaces"
 		}
 	}
 	if !supported && os.Getenv("PODRUN_TESTBED_CONTAINERD") == "v2" {
 		t.Fatalf("the v2 testbed's runtime reports no user namespace support (CRI Status features.user_namespaces): is its runc the one hack/testbed.sh builds?")
 	}
-	return supported
+	return supported, refusal
 }
 
 // TestE2EUsernsHostUsersFalse: a hostUsers:false pod maps 0 to its own
@@ -43,10 +47,10 @@ func usernsSupported(t *testing.T) bool {
 // 125 before creating anything.
 func TestE2EUsernsHostUsersFalse(t *testing.T) {
 	e := newEnv(t)
-	if !usernsSupported(t) {
+	if supported, refusal := usernsSupported(t); !supported {
 		r := e.runPodrun([]string{"-f", fromTemplate(t, "userns/pod.yaml", "NAME", "userns-a")}, "")
 		expectCode(t, r, 125)
-		for _, w := range []string{"spec.hostUsers: false needs a user namespace", "does not support user namespaces"} {
+		for _, w := range []string{"spec.hostUsers: false needs a user namespace", refusal} {
 			if !strings.Contains(r.stderr, w) {
 				t.Errorf("stderr lacks %q\n%s", w, r)
 			}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|kubelet-up|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian] | kubelet-up|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -63,6 +63,9 @@
 # - processes: the kubelet, its containerd and the shims (pidfiles in
 #   $DIR/run); it sets its own oom_score_adj to -999 (refused on this
 #   host: it logs and goes on).
+#   podman install Debian's podman and configure it privately to pull from
+#          this testbed's mirror (hack/bench compares with it; see
+#          cmd_podman). Optional.
 #
 # Settings (environment):
 #   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
@@ -95,9 +98,22 @@
 #   PODRUN_TESTBED_KUBELET_CGROUP_ROOT its cgroupRoot (/podrun-kubelet)
 #   PODRUN_TESTBED_KUBELET_NODE_NAME   its node name (the host name)
 #   PODRUN_TESTBED_KUBELET_V           its log verbosity (2)
-# A second testbed next to the default one needs its own DIR, both ports,
-# subnet and bridge (and, with a kubelet, its subnet, bridge, ports and
-# cgroup root).
+#   PODRUN_TESTBED_REGISTRIES    another testbed's DIR whose registries, CA
+#                                and images this one uses instead of its own
+#                                (that testbed must be up; ports unused here)
+# A second testbed next to the default one needs its own DIR, subnet and
+# bridge, and either both ports or PODRUN_TESTBED_REGISTRIES (and, with a
+# kubelet, its subnet, bridge, ports and cgroup root).
+#
+# Flavor instances: `up|down|env --flavor F` acts on the instance of flavor
+# F next to the default testbed, so that both containerd lines run at once
+# (CI runs the e2e suite on v2 and a subset on Debian's 1.6: make
+# e2e-containerd16). --flavor v2 is the default testbed itself; --flavor
+# debian is $PODRUN_TESTBED_DIR-debian, pod subnet 10.87.0.0/16, bridge
+# cni-podrun16, with the default testbed's registries
+# (PODRUN_TESTBED_REGISTRIES), so `up` of the default one comes first:
+#   bash hack/testbed.sh up && bash hack/testbed.sh up --flavor debian
+#   set -a; eval "$(bash hack/testbed.sh env --flavor debian)"; set +a
 #
 # Everything lives under $PODRUN_TESTBED_DIR; the host's /etc/containerd,
 # /var/lib/containerd and the host containerd's socket are never used, and
@@ -144,6 +160,8 @@ CNI_BIN_DIR=/usr/lib/cni
 SOCK=$DIR/run/containerd.sock
 ENDPOINT=unix://$SOCK
 CA=$DIR/tls/ca.crt
+PASSWORD_FILE=$DIR/registry/private/password
+SHARED_REGISTRIES=${PODRUN_TESTBED_REGISTRIES:-}
 MIRROR=127.0.0.1:$MIRROR_PORT
 PRIVATE=127.0.0.1:$PRIVATE_PORT
 PRIVATE_USER=podrun
@@ -632,6 +650,28 @@ push_images() {
   echo "$sum" >"$stamp"
 }
 
+# use_shared_registries: the registries, CA and images of the testbed in
+# $PODRUN_TESTBED_REGISTRIES, as its `up` wrote them in its testbed.env.
+use_shared_registries() {
+  local base=$SHARED_REGISTRIES env
+  [[ $base != "$DIR" ]] || die "PODRUN_TESTBED_REGISTRIES names this testbed itself ($DIR)"
+  env=$base/testbed.env
+  [[ -s $env ]] || die "no $env: bring the testbed whose registries this one uses up first ('$0 up')"
+  shared_setting() { sed -n "s/^PODRUN_TESTBED_$1=//p" "$env"; }
+  CA=$(shared_setting CA)
+  MIRROR=$(shared_setting MIRROR)
+  PRIVATE=$(shared_setting PRIVATE)
+  PRIVATE_IMAGE=$(shared_setting PRIVATE_IMAGE)
+  PASSWORD_FILE=$base/registry/private/password
+  [[ -s $CA && -s $PASSWORD_FILE && -n $MIRROR && -n $PRIVATE && -n $PRIVATE_IMAGE ]] ||
+    die "$env lacks the registry settings (CA, MIRROR, PRIVATE, PRIVATE_IMAGE, password): run '$0 up' there"
+  registry_answers "${MIRROR##*:}" 200 ||
+    die "the mirror registry of $base does not answer on https://$MIRROR/v2/: run '$0 up' there"
+  registry_answers "${PRIVATE##*:}" 401 ||
+    die "the private registry of $base does not answer 401 on https://$PRIVATE/v2/: run '$0 up' there"
+  log "using the registries of $base ($MIRROR, $PRIVATE)"
+}
+
 # ------------------------------------------------------------- containerd --
 
 write_hosts_toml() {
@@ -1000,7 +1040,7 @@ PODRUN_TESTBED_MIRROR=$MIRROR
 PODRUN_TESTBED_PRIVATE=$PRIVATE
 PODRUN_TESTBED_PRIVATE_IMAGE=$PRIVATE_IMAGE
 PODRUN_TESTBED_PRIVATE_USER=$PRIVATE_USER
-PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$DIR/registry/private/password")
+PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$PASSWORD_FILE")
 PODRUN_TESTBED_CA=$CA
 PODRUN_TESTBED_CNI_CONF_DIR=$DIR/cni/net.d
 PODRUN_TESTBED_CNI_BIN_DIR=$CNI_BIN_DIR
@@ -1008,6 +1048,7 @@ PODRUN_TESTBED_SANDBOX_IMAGE=$SANDBOX_IMAGE
 PODRUN_TESTBED_POD_SUBNET=$POD_SUBNET
 PODRUN_TESTBED_BRIDGE=$BRIDGE
 PODRUN_TESTBED_CONTAINERD=$FLAVOR
+PODRUN_TESTBED_RUNC=$RUNC
 EOF
 }
 
@@ -1285,6 +1326,87 @@ cmd_kubelet_down() (
   log "kubelet down"
 )
 
+# ----------------------------------------------------------------- podman --
+
+# cmd_podman: Debian's podman beside the testbed, for hack/bench's
+# comparison (optional: nothing else needs it). Installs the package if
+# missing and writes a private configuration under $DIR/podman: images
+# from this testbed's mirror (every upstream mapped to its namespace, as
+# hosts.toml does for containerd; no fallback to the real registry) with
+# its CA; storage, state and CNI config under $DIR/podman; its networks
+# (the default one and kube play's) in 10.86.0.0/16 (podman's defaults,
+# 10.88.0.0/16 and then 10.89.0.0/16 up, would meet the testbeds'); the
+# open files and processes limits of this shell, as containerd's
+# containers inherit them (podman raises both to its maximum, which runc
+# fails to set here: no NPROC above 32768, so capped there); the
+# testbed's pause image as the pods' infra image. The host's
+# /etc/containers is left alone (the package itself adds
+# /etc/cni/net.d/87-podman-bridge.conflist, which nothing here reads:
+# containerd's CNI dir and podman's are under the testbeds'
+# directories). $DIR/podman/env holds the
+# variables that point podman at it, and --cert-dir takes
+# $DIR/podman/certs. busybox and the pause image are pulled into its
+# storage once, so that runs with imagePullPolicy IfNotPresent never pull.
+cmd_podman() {
+  local d=$DIR/podman u img nofile nproc
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -s $DIR/testbed.env ]] || die "no $DIR/testbed.env: run '$0 up' first"
+  [[ -z $SHARED_REGISTRIES ]] || use_shared_registries
+  PACKAGES=(podman:/usr/bin/podman)
+  install_packages
+  mkdir -p "$d"/{storage,run,tmp,cni,certs}
+  put "$d/certs/ca.crt" <"$CA"
+  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  [[ $nofile != unlimited ]] || nofile=1048576
+  [[ $nproc != unlimited ]] && ((nproc <= 32768)) || nproc=32768
+  put "$d/containers.conf" <<EOF
+# Written by hack/testbed.sh: podman beside the testbed (hack/bench).
+[containers]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
+
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$d/events.log"
+tmp_dir = "$d/tmp"
+infra_image = "$SANDBOX_IMAGE"
+
+[network]
+network_backend = "cni"
+cni_plugin_dirs = ["$CNI_BIN_DIR"]
+network_config_dir = "$d/cni"
+default_subnet = "10.86.0.0/24"
+default_subnet_pools = [{"base" = "10.86.0.0/16", "size" = 24}]
+EOF
+  {
+    echo "# Written by hack/testbed.sh: every upstream is the testbed mirror's namespace."
+    echo 'unqualified-search-registries = ["docker.io"]'
+    echo 'short-name-mode = "permissive"'
+    for u in "${UPSTREAMS[@]}"; do
+      printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s/%s"\n' "$u" "$MIRROR" "$u"
+    done
+  } | put "$d/registries.conf"
+  put "$d/storage.conf" <<EOF
+# Written by hack/testbed.sh.
+[storage]
+driver = "overlay"
+graphroot = "$d/storage"
+runroot = "$d/run"
+EOF
+  put "$d/env" <<EOF
+CONTAINERS_CONF=$d/containers.conf
+CONTAINERS_REGISTRIES_CONF=$d/registries.conf
+CONTAINERS_STORAGE_CONF=$d/storage.conf
+EOF
+  for img in docker.io/library/busybox:latest "$SANDBOX_IMAGE"; do
+    env $(<"$d/env") podman image exists "$img" 2>/dev/null && continue
+    log "podman: pulling $img from the mirror"
+    env $(<"$d/env") podman pull -q --cert-dir "$d/certs" "$img" >/dev/null ||
+      die "podman pull $img failed"
+  done
+  log "podman $(podman --version | awk '{print $NF}') configured in $d (variables: $d/env)"
+}
+
 # --------------------------------------------------------------- commands --
 
 cmd_up() {
@@ -1298,14 +1420,18 @@ cmd_up() {
   build_tools
   build_containerd_v2
   build_runc
-  make_tls
-  write_registry_configs
-  start_registries
+  if [[ -n $SHARED_REGISTRIES ]]; then
+    use_shared_registries
+  else
+    make_tls
+    write_registry_configs
+    start_registries
+  fi
   write_hosts_toml
   write_cni_conf
   write_containerd_config
   start_containerd
-  push_images
+  [[ -n $SHARED_REGISTRIES ]] || push_images
   write_env
   log "up in $((SECONDS - t0))s; settings: $0 env"
   if [[ ${PODRUN_TESTBED_KUBELET:-} == 1 ]]; then cmd_kubelet_up; fi
@@ -1415,6 +1541,38 @@ cmd_env() {
   if [[ -s $KDIR/kubelet.env ]]; then cat "$KDIR/kubelet.env"; fi
 }
 
+# flavor_instance ARGS...: with --flavor F among ARGS, run this script again
+# on the instance of flavor F (see "Flavor instances" at the top) with the
+# other ARGS; without, return.
+flavor_instance() {
+  local args=() flavor= a
+  while (($#)); do
+    a=$1
+    shift
+    case $a in
+    --flavor)
+      (($#)) || die "--flavor needs a flavor (v2 or debian)"
+      flavor=$1
+      shift
+      ;;
+    --flavor=*) flavor=${a#--flavor=} ;;
+    *) args+=("$a") ;;
+    esac
+  done
+  [[ -n $flavor ]] || return 0
+  local base=$DIR
+  case $flavor in
+  v2) exec env PODRUN_TESTBED_CONTAINERD=v2 bash "${BASH_SOURCE[0]}" "${args[@]}" ;;
+  debian)
+    exec env PODRUN_TESTBED_DIR="$base-debian" PODRUN_TESTBED_CONTAINERD=debian \
+      PODRUN_TESTBED_POD_SUBNET=10.87.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrun16 \
+      PODRUN_TESTBED_REGISTRIES="$base" bash "${BASH_SOURCE[0]}" "${args[@]}"
+    ;;
+  *) die "--flavor must be v2 or debian, not '$flavor'" ;;
+  esac
+}
+flavor_instance "$@"
+
 case ${1:-} in
 up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
@@ -1422,8 +1580,9 @@ env) cmd_env ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
+podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | kubelet-up | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian] | kubelet-up | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac

@@ -1,51 +1,81 @@
-// Command bench compares podrun with the bare CRI call sequence on the
-// testbed, for a one-container pod that runs /bin/true:
+// Command bench measures podrun against the bare CRI call sequence and
+// against podman, for N one-container pods that run /bin/true at once:
 //
-//   - bare:   hack/cribare (RunPodSandbox, CreateContainer, StartContainer,
-//     poll until exit, StopPodSandbox, RemovePodSandbox; nothing else);
-//   - podrun: podrun -q --root-dir FRESH -f MANIFEST, the same pod as a
-//     manifest (busybox, imagePullPolicy IfNotPresent, restartPolicy Never).
+//   - bare:   hack/cribare -n N (per pod ImageStatus, RunPodSandbox,
+//     CreateContainer, StartContainer, poll until exit, StopPodSandbox,
+//     RemovePodSandbox; nothing else), all N concurrently;
+//   - podrun: podrun -q --root-dir FRESH -f MANIFEST, the same N pods as
+//     one manifest (busybox, imagePullPolicy IfNotPresent, restartPolicy
+//     Never), on the same runtime;
+//   - podman: podman kube play of the same manifest, podman wait of its
+//     containers, podman kube down (Debian's podman as hack/testbed.sh
+//     podman configures it, pulling from the testbed's mirror; "absent"
+//     when it is not there). Not a CRI runtime: one column for every
+//     runtime row, its ratio over that row's bare time.
 //
-// Two cases: one pod, and ten pods at once (cribare -n 10 against one podrun
-// invocation with a ten-document manifest). Each side is a child process;
-// its wall time runs from start to exit, and its CPU time (user+sys) and
-// peak RSS come from the child's rusage.
+// Sizes (-sizes, default 1,10,20,50) each get -rounds rounds after -warmup
+// unmeasured ones. Every round runs every side once: bare and podrun on
+// each testbed (-testbed DIR, repeatable: the default v2 testbed and the
+// Debian containerd 1.6 instance, say), then podman; the order reverses
+// every other round, so that drift (other load on shared cores, a runtime
+// warming up) hits every side alike. Each side is a child process: wall
+// time from start to exit, CPU (user+sys) and peak RSS from its rusage.
 //
-// The sides alternate within every round, and the order flips every other
-// round, so that drift (other load on the two shared cores, containerd
-// warming up or slowing down) hits both sides equally. Medians are reported
-// with min and max (bare CPU for comparison with podrun's), and podrun's
-// ratio over bare is checked against the project's goal of 1.10. The verdict
-// is printed, not enforced: the command exits non-zero only when a side
-// failed to run.
+// The table gives medians with min-max, podrun's ratio over bare with its
+// goal (1.05 on containerd 2.x, 1.10 on 1.x), podman's ratio, podrun's CPU
+// per pod (goal 20ms) and peak RSS (goal 40 MiB at 50 pods), under a header
+// with the machine and the runtime versions. The verdict is printed, not
+// enforced: the command exits non-zero only when a side failed to run.
 //
-//	go run ./hack/bench -podrun ./bin/podrun   (or: make bench)
+//	go run ./hack/bench -podrun ./bin/podrun -testbed /var/lib/podrun-testbed   (or: make bench)
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 )
 
-const goal = 1.10
+// Goals of issue 10: wall ratio over bare per containerd line, CPU per pod,
+// peak RSS at rssGoalPods pods.
+const (
+	goalV2      = 1.05
+	goalV1      = 1.10
+	cpuGoal     = 20 * time.Millisecond
+	rssGoalMiB  = 40
+	rssGoalPods = 50
+)
 
 var (
 	podrunPath  = flag.String("podrun", "", "podrun binary to measure (required)")
 	cribarePath = flag.String("cribare", "", "cribare binary; default: build ./hack/cribare into a temp dir once")
-	endpoint    = flag.String("endpoint", os.Getenv("CONTAINER_RUNTIME_ENDPOINT"), "CRI endpoint; default $CONTAINER_RUNTIME_ENDPOINT")
-	rounds1     = flag.Int("rounds", 15, "measured rounds for the one-pod case")
-	rounds10    = flag.Int("rounds10", 7, "measured rounds for the ten-pod case")
-	warmup      = flag.Int("warmup", 2, "rounds run first and not counted, per case")
+	sizesFlag   = flag.String("sizes", "1,10,20,50", "pod counts, comma-separated")
+	roundsFlag  = flag.String("rounds", "11,7,5,3", "measured rounds per size: one number for every size, or one per size")
+	warmup      = flag.Int("warmup", 1, "rounds run first and not counted, per size")
+	podmanMode  = flag.String("podman", "auto", "auto: measure podman if it and the first testbed's $DIR/podman/env are there, else show it absent; off: never")
+	testbeds    multiFlag
 )
+
+func init() {
+	flag.Var(&testbeds, "testbed", "testbed dir whose testbed.env names the runtime (repeatable); default $PODRUN_TESTBED_DIR, else $CONTAINER_RUNTIME_ENDPOINT alone")
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // tmp holds cribare, the manifests and the podrun root dirs; fail removes it.
 var tmp string
@@ -56,25 +86,43 @@ type sample struct {
 	maxRSSKiB int64
 }
 
-// benchCase is one line of the table.
-type benchCase struct {
-	name     string
-	pods     int
-	rounds   int
-	manifest string
+// target is one CRI runtime to measure bare and podrun on.
+type target struct {
+	dir      string // testbed dir, "" if only an endpoint is known
+	endpoint string
+	name     string // "containerd 2.4.2"
+	runc     string // "runc 1.3.6", or "" if unknown
+	goal     float64
+}
+
+// podman is the podman side, or nil when absent.
+type podman struct {
+	env     []string // the private configuration's variables
+	certDir string
+	version string // "podman 4.3.1 (runc 1.1.5+ds1)"
 }
 
 func main() {
 	flag.Parse()
-	if *podrunPath == "" || *rounds1 < 1 || *rounds10 < 1 || *warmup < 0 {
-		fail("usage: bench -podrun PATH [-cribare PATH] [-endpoint E] [-rounds N] [-rounds10 N] [-warmup N]")
+	sizes, err := ints(*sizesFlag)
+	if err != nil || len(sizes) == 0 {
+		fail(fmt.Sprintf("-sizes %q: want comma-separated pod counts", *sizesFlag))
 	}
-	var err error
+	rounds, err := ints(*roundsFlag)
+	if err == nil && len(rounds) == 1 {
+		rounds = slices.Repeat(rounds, len(sizes))
+	}
+	if err != nil || len(rounds) != len(sizes) {
+		fail(fmt.Sprintf("-rounds %q: want one count, or one per size (%d)", *roundsFlag, len(sizes)))
+	}
+	if *podrunPath == "" || *warmup < 0 || slices.Min(sizes) < 1 || slices.Min(rounds) < 1 ||
+		(*podmanMode != "auto" && *podmanMode != "off") {
+		fail("usage: bench -podrun PATH [-testbed DIR]... [-sizes 1,10,20,50] [-rounds 11,7,5,3] [-warmup N] [-podman auto|off] [-cribare PATH]")
+	}
 	if tmp, err = os.MkdirTemp("", "podrun-bench-"); err != nil {
 		fail(err.Error())
 	}
 	defer os.RemoveAll(tmp)
-
 	if *cribarePath == "" {
 		*cribarePath = filepath.Join(tmp, "cribare")
 		if out, err := exec.Command("go", "build", "-o", *cribarePath, "./hack/cribare").CombinedOutput(); err != nil {
@@ -85,68 +133,217 @@ func main() {
 		*podrunPath = abs
 	}
 
-	cases := []benchCase{
-		{name: "1 pod", pods: 1, rounds: *rounds1},
-		{name: "10 pods", pods: 10, rounds: *rounds10},
+	targets := findTargets()
+	pm := findPodman(targets[0].dir)
+	header(targets, pm)
+
+	type row struct {
+		t          *target
+		pods       int
+		bare, prun []sample
+		pman       []sample
 	}
-	for i := range cases {
-		c := &cases[i]
-		c.manifest = filepath.Join(tmp, fmt.Sprintf("pods-%d.yaml", c.pods))
-		if err := os.WriteFile(c.manifest, []byte(manifest(c.pods)), 0o644); err != nil {
+	var rows []*row
+	for si, n := range sizes {
+		manifest := filepath.Join(tmp, fmt.Sprintf("pods-%d.yaml", n))
+		if err := os.WriteFile(manifest, []byte(manifestOf(n)), 0o644); err != nil {
 			fail(err.Error())
 		}
-	}
-
-	fmt.Printf("loadavg before: %s\n", loadavg())
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tbare median\t(min-max)\tpodrun median\t(min-max)\tratio\tpodrun CPU\t(min-max)\tpodrun maxRSS\tbare CPU\t")
-	var verdicts []string
-	runs := 0
-	for _, c := range cases {
-		var bare, pr []sample
-		for r := 0; r < *warmup+c.rounds; r++ {
-			var b, p sample
-			runs++
-			root := filepath.Join(tmp, fmt.Sprintf("root-%d", runs))
-			sides := []func(){
-				func() { b = measure(bareCmd(c.pods)) },
-				func() { p = measure(podrunCmd(root, c.manifest)); os.RemoveAll(root) },
+		var sizeRows []*row
+		for i := range targets {
+			sizeRows = append(sizeRows, &row{t: &targets[i], pods: n})
+		}
+		var pman []sample
+		for r := 0; r < *warmup+rounds[si]; r++ {
+			measured := r >= *warmup
+			var sides []func()
+			for _, rw := range sizeRows {
+				sides = append(sides,
+					func() {
+						s := measure(bareCmd(rw.t, n))
+						if measured {
+							rw.bare = append(rw.bare, s)
+						}
+					},
+					func() {
+						root := filepath.Join(tmp, "root")
+						s := measure(podrunCmd(rw.t, root, manifest))
+						os.RemoveAll(root)
+						if measured {
+							rw.prun = append(rw.prun, s)
+						}
+					})
+			}
+			if pm != nil {
+				sides = append(sides, func() {
+					s := pm.run(manifest, n)
+					if measured {
+						pman = append(pman, s)
+					}
+				})
 			}
 			if r%2 == 1 {
-				sides[0], sides[1] = sides[1], sides[0]
+				slices.Reverse(sides)
 			}
-			sides[0]()
-			sides[1]()
-			if r >= *warmup {
-				bare = append(bare, b)
-				pr = append(pr, p)
+			for _, side := range sides {
+				side()
 			}
+			fmt.Fprintf(os.Stderr, "bench: %s: round %d/%d done (loadavg %s)\n", podsString(n), r+1, *warmup+rounds[si], loadavg())
 		}
-		bw, pw, pc, bc := walls(bare), walls(pr), cpus(pr), cpus(bare)
+		for _, rw := range sizeRows {
+			rw.pman = pman
+		}
+		rows = append(rows, sizeRows...)
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "runtime\tpods\tbare ms (min-max)\tpodrun ms (min-max)\tpodrun/bare\tgoal\tpodman ms (min-max)\tpodman/bare\tpodrun CPU/pod\tpodrun peak RSS\t")
+	var verdicts []string
+	for _, rw := range rows {
+		bw, pw := walls(rw.bare), walls(rw.prun)
 		ratio := float64(median(pw)) / float64(median(bw))
+		cpuPerPod := median(cpus(rw.prun)) / time.Duration(rw.pods)
 		var rss int64
-		for _, s := range pr {
+		for _, s := range rw.prun {
 			rss = max(rss, s.maxRSSKiB)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t(%s-%s)\t%s\t(%s-%s)\t%.3f\t%s\t(%s-%s)\t%.1f MiB\t%s\t\n", c.name,
-			ms(median(bw)), ms(bw[0]), ms(bw[len(bw)-1]),
-			ms(median(pw)), ms(pw[0]), ms(pw[len(pw)-1]), ratio,
-			ms(median(pc)), ms(pc[0]), ms(pc[len(pc)-1]), float64(rss)/1024, ms(median(bc)))
-		verdict := "PASS"
-		if ratio > goal {
-			verdict = "FAIL"
+		rssMiB := float64(rss) / 1024
+		pmCol, pmRatio := "absent", "-"
+		if len(rw.pman) > 0 {
+			mw := walls(rw.pman)
+			pmCol = spread(mw)
+			pmRatio = fmt.Sprintf("%.2f", float64(median(mw))/float64(median(bw)))
 		}
-		verdicts = append(verdicts, fmt.Sprintf("%s %s (%.3f vs %.2f)", c.name, verdict, ratio, goal))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.2f\t%s\t%s\t%.1fms\t%.1f MiB\t\n", rw.t.name, rw.pods,
+			spread(bw), spread(pw), ratio, rw.t.goal, pmCol, pmRatio, msf(cpuPerPod), rssMiB)
+		var miss []string
+		if ratio > rw.t.goal {
+			miss = append(miss, fmt.Sprintf("ratio %.3f > %.2f", ratio, rw.t.goal))
+		}
+		if cpuPerPod > cpuGoal {
+			miss = append(miss, fmt.Sprintf("CPU/pod %.1fms > %v", msf(cpuPerPod), cpuGoal))
+		}
+		if rw.pods == rssGoalPods && rssMiB > rssGoalMiB {
+			miss = append(miss, fmt.Sprintf("peak RSS %.1f MiB > %d MiB", rssMiB, rssGoalMiB))
+		}
+		v := "meets the goals"
+		if len(miss) > 0 {
+			v = "MISSES: " + strings.Join(miss, ", ")
+		}
+		verdicts = append(verdicts, fmt.Sprintf("%s, %s: %s", rw.t.name, podsString(rw.pods), v))
 	}
 	tw.Flush()
-	fmt.Printf("loadavg after:  %s\n", loadavg())
-	fmt.Println(strings.Join(verdicts, "; "))
+	fmt.Printf("loadavg after: %s; 1-minute load during the run: %s\n", loadavg(), loadSeen)
+	for _, v := range verdicts {
+		fmt.Println(v)
+	}
 }
 
-// manifest is n one-container /bin/true pods as one multi-document manifest.
-func manifest(n int) string {
+// findTargets reads each -testbed's testbed.env; without -testbed, the
+// environment's.
+func findTargets() []target {
+	dirs := testbeds
+	if len(dirs) == 0 && os.Getenv("PODRUN_TESTBED_DIR") != "" {
+		dirs = []string{os.Getenv("PODRUN_TESTBED_DIR")}
+	}
+	var ts []target
+	for _, d := range dirs {
+		env, err := readEnv(filepath.Join(d, "testbed.env"))
+		if err != nil {
+			fail(fmt.Sprintf("testbed %s: %v (bash hack/testbed.sh up?)", d, err))
+		}
+		runc := env["PODRUN_TESTBED_RUNC"]
+		if runc == "" {
+			// A testbed brought up before testbed.env named it: its
+			// containerd config does (BinaryName), or it runs the one in PATH.
+			runc = "runc"
+			for _, l := range strings.Split(readFile(filepath.Join(d, "containerd.toml")), "\n") {
+				if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "BinaryName" {
+					runc = strings.Trim(strings.TrimSpace(v), `"`)
+				}
+			}
+		}
+		ts = append(ts, target{dir: d, endpoint: env["CONTAINER_RUNTIME_ENDPOINT"], runc: runcVersion(runc)})
+	}
+	if len(ts) == 0 {
+		e := os.Getenv("CONTAINER_RUNTIME_ENDPOINT")
+		if e == "" {
+			fail("no -testbed, PODRUN_TESTBED_DIR or CONTAINER_RUNTIME_ENDPOINT: which runtime?")
+		}
+		ts = append(ts, target{endpoint: e})
+	}
+	for i := range ts {
+		t := &ts[i]
+		if t.endpoint == "" {
+			fail(fmt.Sprintf("testbed %s: its testbed.env has no CONTAINER_RUNTIME_ENDPOINT", t.dir))
+		}
+		// "containerd 1.6.20~ds1 (CRI v1): ready"
+		out, err := exec.Command(*cribarePath, "-endpoint", t.endpoint, "-ping", "-v").CombinedOutput()
+		f := strings.Fields(string(out))
+		if err != nil || len(f) < 2 {
+			fail(fmt.Sprintf("the runtime at %s does not answer: %v\n%s", t.endpoint, err, out))
+		}
+		t.name = f[0] + " " + strings.TrimPrefix(f[1], "v")
+		t.goal = goalV2
+		if strings.HasPrefix(t.name, "containerd 1.") {
+			t.goal = goalV1
+		}
+	}
+	return ts
+}
+
+// findPodman: podman and the private configuration hack/testbed.sh podman
+// writes under dir, or nil (absent, or -podman off).
+func findPodman(dir string) *podman {
+	if *podmanMode == "off" || dir == "" {
+		return nil
+	}
+	bin, err := exec.LookPath("podman")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: podman absent (not in PATH; bash hack/testbed.sh podman installs it)")
+		return nil
+	}
+	conf := filepath.Join(dir, "podman")
+	env, err := readEnv(filepath.Join(conf, "env"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: podman absent: %v (bash hack/testbed.sh podman writes it)\n", err)
+		return nil
+	}
+	pm := &podman{env: os.Environ(), certDir: filepath.Join(conf, "certs")}
+	for k, v := range env {
+		pm.env = append(pm.env, k+"="+v)
+	}
+	out, _ := exec.Command(bin, "--version").Output()
+	pm.version = strings.TrimSpace(strings.Replace(string(out), " version ", " ", 1))
+	c := exec.Command(bin, "info", "--format", "{{.Host.OCIRuntime.Version}}")
+	c.Env = pm.env
+	if out, err := c.Output(); err == nil {
+		pm.version += " (" + strings.Replace(firstLine(string(out)), " version ", " ", 1) + ")"
+	}
+	return pm
+}
+
+func header(ts []target, pm *podman) {
+	fmt.Printf("machine: %s, %d cores, kernel %s\n", cpuModel(), runtime.NumCPU(), strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")))
+	for _, t := range ts {
+		fmt.Printf("runtime: %s, %s (%s)\n", t.name, orDefault(t.runc, "runc unknown"), t.endpoint)
+	}
+	if pm != nil {
+		fmt.Printf("podman:  %s\n", pm.version)
+	} else {
+		fmt.Println("podman:  absent")
+	}
+	out, _ := exec.Command(*podrunPath, "version").Output()
+	rev, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
+	fmt.Printf("podrun:  %s, commit %s\n", strings.TrimSpace(string(out)), orDefault(strings.TrimSpace(string(rev)), "unknown"))
+	fmt.Printf("pods run /bin/true (busybox); rounds %s after %d warm-up per size, sides alternating; loadavg before: %s\n",
+		*roundsFlag, *warmup, loadavg())
+}
+
+// manifestOf is n one-container /bin/true pods as one multi-document manifest.
+func manifestOf(n int) string {
 	var b strings.Builder
-	for i := 0; i < n; i++ {
+	for i := range n {
 		fmt.Fprintf(&b, `---
 apiVersion: v1
 kind: Pod
@@ -164,38 +361,76 @@ spec:
 	return b.String()
 }
 
-func bareCmd(pods int) *exec.Cmd {
-	args := []string{"-n", fmt.Sprint(pods), "-image", "busybox", "-cmd", "/bin/true"}
-	if *endpoint != "" {
-		args = append(args, "-endpoint", *endpoint)
-	}
-	return exec.Command(*cribarePath, args...)
+func bareCmd(t *target, pods int) *exec.Cmd {
+	return exec.Command(*cribarePath, "-endpoint", t.endpoint, "-n", strconv.Itoa(pods), "-image", "busybox", "-cmd", "/bin/true")
 }
 
-func podrunCmd(root, manifest string) *exec.Cmd {
-	args := []string{"-q", "--root-dir", root, "-f", manifest}
-	if *endpoint != "" {
-		args = append(args, "--runtime-endpoint", *endpoint)
+func podrunCmd(t *target, root, manifest string) *exec.Cmd {
+	return exec.Command(*podrunPath, "-q", "--runtime-endpoint", t.endpoint, "--root-dir", root, "-f", manifest)
+}
+
+// run is one podman sample: kube play, wait for every container (each
+// must exit 0), kube down. Its wall time spans the three; its CPU and RSS
+// are podman's own (conmon and the runtime are not its waited children).
+// A failure takes the pods down and aborts the benchmark.
+func (pm *podman) run(manifest string, pods int) sample {
+	names := make([]string, pods)
+	for i := range names {
+		names[i] = fmt.Sprintf("bench-%d-c", i)
 	}
-	return exec.Command(*podrunPath, args...)
+	var total sample
+	for _, args := range [][]string{
+		{"kube", "play", "--cert-dir", pm.certDir, manifest},
+		append([]string{"wait"}, names...),
+		{"kube", "down", manifest},
+	} {
+		cmd := exec.Command("podman", args...)
+		cmd.Env = pm.env
+		s, out, err := run(cmd)
+		if err == nil && args[0] == "wait" {
+			for _, code := range strings.Fields(string(out)) {
+				if code != "0" {
+					err = fmt.Errorf("a container exited %s", code)
+				}
+			}
+		}
+		if err != nil {
+			down := exec.Command("podman", "kube", "down", manifest)
+			down.Env = pm.env
+			downOut, _ := down.CombinedOutput()
+			fail(fmt.Sprintf("podman %s: %v\n%s\n(kube down: %s)", strings.Join(args, " "), err, out, downOut))
+		}
+		total.wall += s.wall
+		total.cpu += s.cpu
+		total.maxRSSKiB = max(total.maxRSSKiB, s.maxRSSKiB)
+	}
+	return total
 }
 
 // measure runs cmd to completion and aborts the benchmark if it fails.
 func measure(cmd *exec.Cmd) sample {
+	s, out, err := run(cmd)
+	if err != nil {
+		fail(fmt.Sprintf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out))
+	}
+	return s
+}
+
+func run(cmd *exec.Cmd) (sample, []byte, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		fail(fmt.Sprintf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.Bytes()))
+		return sample{}, out.Bytes(), err
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return sample{
 		wall:      wall,
 		cpu:       time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		maxRSSKiB: ru.Maxrss, // KiB on Linux
-	}
+	}, out.Bytes(), nil
 }
 
 func walls(s []sample) []time.Duration {
@@ -223,14 +458,109 @@ func median(d []time.Duration) time.Duration {
 	return (d[n/2-1] + d[n/2]) / 2
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+// spread is "median (min-max)" in ms of a sorted slice.
+func spread(d []time.Duration) string {
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", msf(median(d)), msf(d[0]), msf(d[len(d)-1]))
+}
 
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown (" + err.Error() + ")"
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ints(s string) ([]int, error) {
+	var n []int
+	for _, f := range strings.Split(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		n = append(n, i)
 	}
-	return strings.TrimSpace(string(b))
+	return n, nil
+}
+
+// readEnv parses KEY=VALUE lines (testbed.env, podman/env).
+func readEnv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			env[k] = v
+		}
+	}
+	if len(env) == 0 {
+		return nil, errors.New(path + " has no settings")
+	}
+	return env, nil
+}
+
+// runcVersion is "runc 1.3.6" from `runc --version` of bin, or "".
+func runcVersion(bin string) string {
+	if bin == "" {
+		return ""
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.Replace(firstLine(string(out)), " version ", " ", 1)
+}
+
+func cpuModel() string {
+	for _, l := range strings.Split(readFile("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// loadSeen is the range of the 1-minute load average loadavg has read.
+var loadSeen loadRange
+
+type loadRange struct{ lo, hi float64 }
+
+func (l loadRange) String() string { return fmt.Sprintf("%.2f-%.2f", l.lo, l.hi) }
+
+// loadavg is the three load averages, and notes the 1-minute one in loadSeen.
+func loadavg() string {
+	f := strings.Fields(readFile("/proc/loadavg"))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	if l, err := strconv.ParseFloat(f[0], 64); err == nil {
+		if loadSeen == (loadRange{}) || l < loadSeen.lo {
+			loadSeen.lo = l
+		}
+		loadSeen.hi = max(loadSeen.hi, l)
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func podsString(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }
 
 func fail(msg string) {
