@@ -41,6 +41,8 @@
 //	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
 //	down.go        Down and stopTurns: `podrun down`
+//	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
+//	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
 //
