@@ -87,6 +87,20 @@ func rowIs(row map[string]string, ready, status, restarts string) error {
 	return nil
 }
 
+// watchPrints waits until a `ps -w` has printed a line matching re, or
+// fails the test after timeout.
+func watchPrints(t *testing.T, watch *proc, re string, timeout time.Duration) {
+	t.Helper()
+	line := regexp.MustCompile("(?m)" + re)
+	deadline := time.Now().Add(timeout)
+	for !line.MatchString(watch.stdout.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("ps -w printed no line matching %s:\n%s\nstderr:\n%s", re, watch.stdout.String(), watch.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // changedCells is what of a wide row a watch prints again on: all but
 // NAME, AGE and the age of the last restart.
 func changedCells(row []string) string {
@@ -275,14 +289,7 @@ func TestE2EPsCrashLoopAndWatch(t *testing.T) {
 
 	// The back-off (10 s) ends, podrun starts the container again: the
 	// watch prints a row with RESTARTS 2 or more.
-	restarted := regexp.MustCompile(`(?m)^` + name + `\s+0/1\s+\S+\s+([2-9]|\d\d+) \(`)
-	deadline := time.Now().Add(60 * time.Second)
-	for !restarted.MatchString(watch.stdout.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("ps -w printed no row of the restart:\n%s\nstderr:\n%s", watch.stdout.String(), watch.stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	watchPrints(t, watch, `^`+name+`\s+0/1\s+\S+\s+([2-9]|\d\d+) \(`, 60*time.Second)
 	watch.signal(syscall.SIGINT)
 	wr := watch.result(30 * time.Second)
 	expectCode(t, wr, 130)
@@ -342,13 +349,7 @@ func TestE2EPsDetachedCrashAndWatch(t *testing.T) {
 	}
 
 	// The watch saw it go from Running (or ContainerCreating) to Error.
-	deadline := time.Now().Add(30 * time.Second)
-	for !regexp.MustCompile(`(?m)^` + name + `\s+0/1\s+Error\s+0\s`).MatchString(watch.stdout.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("ps -w printed no Error row:\n%s", watch.stdout.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	watchPrints(t, watch, `^`+name+`\s+0/1\s+Error\s+0\s`, 30*time.Second)
 	watch.signal(syscall.SIGINT)
 	wr := watch.result(30 * time.Second)
 	expectCode(t, wr, 130)
