@@ -283,7 +283,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 
 	// 3. Run.
 	opts := cfg.runOptions(set, force, stdout, stderr)
+	stopLive := startLiveProgress(&opts, stderr)
+	defer stopLive()
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
+	stopLive()
 	if err != nil {
 		return runFailed(err, res, cfg.Output, stdout, sigCode)
 	}
@@ -306,10 +309,10 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 
 // report prints each pod's outcome and, with -o json or yaml, the final
 // pods, and returns podrun's exit status.
-func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode int) error {
+func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.Outcome, p.Status.Phase)
+			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
 		}
 	}
 	if output != "text" {
