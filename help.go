@@ -14,6 +14,10 @@ package main
 //     examples name only flags the command has.
 //
 // finishCommands gives every command the same usage-error handling.
+//
+// docs/cli.md is generated from the same descriptions (TestCLIReference):
+//
+//go:generate go test -run TestCLIReference . -update
 
 import (
 	"fmt"
