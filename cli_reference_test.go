@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/podrun/podrun/sources"
 )
 
 // cliReference is the generated CLI reference.
@@ -85,4 +88,40 @@ func anchor(title string) string {
 // mdCell escapes text for a Markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_").Replace(s)
+}
+
+// TestREADMEExamples: the README's manifest decodes and validates as
+// podrun would run it, and its podrun command lines name commands and
+// flags that exist.
+func TestREADMEExamples(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	_, rest, ok := strings.Cut(readme, "```yaml\n")
+	manifest, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no ```yaml block")
+	}
+	path := writeManifest(t, manifest)
+	set, err := sources.Load(context.Background(), []string{path}, sources.Options{NodeName: "node1"})
+	if err != nil || len(set.Pods) != 1 {
+		t.Fatalf("the README's manifest: %v (%d pods)", err, len(set.Pods))
+	}
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	n := 0
+	for _, line := range strings.Split(readme, "\n") {
+		line = strings.TrimSpace(line)
+		if line, _, _ = strings.Cut(line, "#"); !strings.HasPrefix(line, "podrun ") {
+			continue
+		}
+		n++
+		if err := checkExample(app, line); err != nil {
+			t.Errorf("README.md: %q: %v", line, err)
+		}
+	}
+	if n < 4 {
+		t.Errorf("README.md has %d podrun command lines, want its CI step and bootstrap examples", n)
+	}
 }
