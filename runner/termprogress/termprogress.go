@@ -84,6 +84,7 @@ type podState struct {
 	status   v1.PodStatus
 	pulls    map[string]time.Time // image → when its pull started
 	stopping time.Time            // the first Killing event; zero before
+	detached time.Time            // the Detached event; zero before
 	activity string               // what the frame showed last, and since when
 	since    time.Time
 }
@@ -159,6 +160,8 @@ func (l *Live) Event(pod *v1.Pod, reason, message string) {
 		if p.stopping.IsZero() {
 			p.stopping = now
 		}
+	case "Detached":
+		p.detached = now
 	}
 	if !slices.Contains(routine, reason) {
 		l.print(runner.EventLine(pod, reason, message))
@@ -341,6 +344,9 @@ func frame(pods []*podState, now time.Time, width int) []string {
 func activity(p *podState) (string, time.Time) {
 	if !p.stopping.IsZero() {
 		return "stopping", p.stopping
+	}
+	if !p.detached.IsZero() {
+		return "detached, left running", p.detached
 	}
 	if len(p.pulls) > 0 {
 		image, since := "", time.Time{}

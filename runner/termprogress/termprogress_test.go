@@ -200,6 +200,16 @@ func TestFrames(t *testing.T) {
 			want: "pod/web  Succeeded  stopping  2s",
 		},
 		{
+			name: "detached: left running, the Detached line printed",
+			pod:  web,
+			steps: []step{
+				{status: &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("app", true)}}},
+				{at: time.Second, event: [2]string{"Detached", "leaving the pod running"}},
+			},
+			at:   3 * time.Second,
+			want: "pod/web: Detached: leaving the pod running\npod/web  Running    detached, left running  2s",
+		},
+		{
 			name: "a line per pod, names aligned",
 			pod:  web,
 			steps: []step{
