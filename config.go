@@ -205,7 +205,7 @@ func parseHeaders(vals []string) (http.Header, error) {
 // stderr; --quiet drops podrun's own progress lines.
 func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout, stderr io.Writer) runner.Options {
 	opts := cfg.Options
-	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, stderr
+	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, runner.PlainProgress(stderr)
 	if cfg.Output != "text" {
 		opts.Stdout = stderr
 	}

@@ -243,6 +243,8 @@ PACKAGES=(
   iptables:/usr/sbin/iptables
   curl:/usr/bin/curl
   util-linux:/usr/bin/setsid
+  zsh:/usr/bin/zsh
+  fish:/usr/bin/fish
 )
 
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the

@@ -26,7 +26,7 @@ type Options struct {
 
 	Stdout   io.Writer // container stdout
 	Stderr   io.Writer // container stderr
-	Progress io.Writer // podrun's own progress lines; nil for --quiet
+	Progress Progress  // podrun's own progress; nil for --quiet
 
 	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
 	ClusterDNS    []string
@@ -101,7 +101,6 @@ type runState struct {
 	multi bool // more than one container in the run: prefix output lines
 	host  resolvConf
 	now   func() time.Time
-	prog  sync.Mutex
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
@@ -233,14 +232,11 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	}, nil
 }
 
-// progressf writes one line of podrun's own progress.
+// progressf writes a note of podrun's own progress.
 func (r *runState) progressf(format string, args ...any) {
-	if r.opts.Progress == nil {
-		return
+	if r.opts.Progress != nil {
+		r.opts.Progress.Note(fmt.Sprintf(format, args...))
 	}
-	r.prog.Lock()
-	defer r.prog.Unlock()
-	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
 }
 
 // runPod runs one pod: set up, sync until the wait ends, tear down.

@@ -74,9 +74,18 @@ func newPodRun(r *runState, pod *v1.Pod) *podRun {
 	return p
 }
 
-// event prints one progress line for the pod, named like a kubelet event.
+// event reports an event of the pod, named like a kubelet event.
 func (p *podRun) event(reason, format string, args ...any) {
-	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
+	if p.r.opts.Progress != nil {
+		p.r.opts.Progress.Event(p.pod, reason, fmt.Sprintf(format, args...))
+	}
+}
+
+// reportStatus reports the pod's status as last worked out.
+func (p *podRun) reportStatus() {
+	if p.r.opts.Progress != nil {
+		p.r.opts.Progress.PodStatus(p.pod, p.apiStatus)
+	}
 }
 
 // generateAPIStatus generates the pod's API status from what was last observed,
@@ -136,6 +145,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		p.logs.update(p.observed)
 		p.probes = p.prober.snapshot()
 		p.apiStatus = p.generateAPIStatus()
+		p.reportStatus()
 		p.prober.observe(p.observed, p.apiStatus.PodIP)
 		if o := waitOutcome(p.r.opts.Wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
 			return o, nil
@@ -173,6 +183,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		// Nothing started: the act may have recorded why (CrashLoopBackOff,
 		// ImagePullBackOff), which the status shows while the loop waits.
 		p.apiStatus = p.generateAPIStatus()
+		p.reportStatus()
 		if !p.sleep(ctx, nextWake) {
 			return OutcomeWaiting, nil
 		}
