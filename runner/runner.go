@@ -193,6 +193,9 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
 		return nil, err
 	}
+	if facts.NoRuntime {
+		return nil, nil // the runtime's handlers are unknown: DryRun notes it
+	}
 	return nil, checkUserns(pods, facts.RuntimeHandlers)
 }
 
