@@ -243,6 +243,7 @@ PACKAGES=(
   iptables:/usr/sbin/iptables
   curl:/usr/bin/curl
   util-linux:/usr/bin/setsid
+  libxml2-utils:/usr/bin/xmllint
 )
 
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the
