@@ -46,6 +46,7 @@ type runFlagValues struct {
 	CNIBinDir            string
 	ImageCredentials     string
 	SeccompProfileRoot   string
+	DryRun               bool
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -76,6 +77,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CNIBinDir:            str(c, "cni-bin-dir"),
 		ImageCredentials:     str(c, "image-credentials"),
 		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
+		DryRun:               boolean(c, "dry-run"),
 	}
 }
 
@@ -91,6 +93,7 @@ type runConfig struct {
 	NodeName      string
 	Output        string // text, json or yaml
 	Quiet         bool
+	DryRun        bool // --dry-run, podrun validate: stop before the runtime (cmd_validate.go)
 
 	Facts   runner.FactsConfig
 	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
@@ -140,7 +143,7 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
-		Output: f.Output, Quiet: f.Quiet,
+		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun,
 		Facts: runner.FactsConfig{
 			Node:         node,
 			CgroupDriver: f.CgroupDriver,

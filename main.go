@@ -123,7 +123,9 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Usage: "limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",
-			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr"},
+			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
+		&cli.BoolFlag{Name: "dry-run",
+			Usage: "decode, default, validate and admit the pods without the runtime and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
@@ -153,7 +155,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "podrun",
 		Usage:     "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
-		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | cni init | version",
+		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun validate -f SOURCE... | ps | down POD... | cni init | version",
 		Description: "Exit status: 0 when every pod reached the wait condition; the exit code of the first failed\n" +
 			"container (spec order, init containers first) when a pod failed; 124 when --timeout expired;\n" +
 			"125 when podrun could not run the pods; 130/143 after SIGINT/SIGTERM, once torn down.",
@@ -183,6 +185,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags:     append(runtimeFlags(), &cli.BoolFlag{Name: "all", Usage: "every podrun pod on this node"}),
 				Action:    func(c *cli.Context) error { return downAction(c, stderr) },
 			},
+			validateCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),
 			{
 				Name: "version", Usage: "print podrun's version",
@@ -239,7 +242,13 @@ func signals() (ctx context.Context, force <-chan struct{}, code func() int, sto
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := newRunConfig(runFlagsOf(c), os.ReadFile)
+	return runWith(runFlagsOf(c), stdin, stdout, stderr)
+}
+
+// runWith runs the pods the flags name; a dry run stops before the
+// runtime (dryRun).
+func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
@@ -254,6 +263,10 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if len(set.Pods) == 0 {
 		return podrunError(fmt.Errorf("no pod in %s", strings.Join(cfg.Sources, ", ")))
 	}
+	if cfg.DryRun {
+		return dryRun(cfg, set, stdout, stderr)
+	}
+	pods := setPods(set)
 
 	// 2. Connect to the runtime and learn the node and the runtime.
 	rt, err := dial(ctx, cfg.Endpoint)
@@ -261,7 +274,6 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		return interrupted(err, sigCode)
 	}
 	defer rt.Close()
-	pods := setPods(set)
 	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
 	if err != nil {
 		return interrupted(err, sigCode)
