@@ -20,12 +20,13 @@ import (
 
 // validateCommand is `podrun validate`: `podrun run --dry-run` under a name
 // of its own. It takes the run's flags, so that a run's command line can be
-// checked as it stands, but --dry-run (always on).
+// checked as it stands, but --dry-run (always on) and --junit (a dry run
+// runs no container).
 func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	var flags []cli.Flag
 	for _, f := range runFlags() {
 		switch f.Names()[0] {
-		case "dry-run":
+		case "dry-run", "junit":
 			continue
 		case "output":
 			f = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",

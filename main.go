@@ -126,6 +126,8 @@ func runFlags() []cli.Flag {
 			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
 		&cli.BoolFlag{Name: "dry-run",
 			Usage: "decode, default, validate and admit the pods without the runtime and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+		&cli.StringFlag{Name: "junit", TakesFile: true,
+			Usage: "write a JUnit XML report to this file: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
@@ -246,14 +248,20 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 }
 
 // runWith runs the pods the flags name; a dry run stops before the
-// runtime (dryRun).
-func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) error {
+// runtime (dryRun). With --junit the report is written whatever the
+// outcome, once the run has ended (junit.go).
+func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
 	ctx, force, sigCode, stopSignals := signals()
 	defer stopSignals()
+	jr, err := newJUnitReport(cfg)
+	if err != nil {
+		return podrunError(err)
+	}
+	defer func() { err = jr.write(err, sigCode()) }()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
 	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
@@ -267,6 +275,7 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) error {
 		return dryRun(cfg, set, stdout, stderr)
 	}
 	pods := setPods(set)
+	jr.setPods(pods)
 
 	// 2. Connect to the runtime and learn the node and the runtime.
 	rt, err := dial(ctx, cfg.Endpoint)
@@ -282,6 +291,7 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) error {
 	// 3. Run.
 	opts := cfg.runOptions(set, force, stdout, stderr)
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
+	jr.setResult(res)
 	if err != nil {
 		return runFailed(err, res, cfg.Output, stdout, sigCode)
 	}
