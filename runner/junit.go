@@ -205,8 +205,11 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 		if running == nil && waiting != nil && waiting.Reason != "" {
 			msg += "; then " + waitingText(waiting)
 		}
-		tc.Failure = &junit.Problem{Type: typ, Message: msg,
-			Text: fmt.Sprintf("reason: %s\nexit code: %d\nmessage: %s\n%s", typ, term.ExitCode, term.Message, logs)}
+		text := fmt.Sprintf("reason: %s\nexit code: %d\n", typ, term.ExitCode)
+		if term.Message != "" {
+			text += "message: " + term.Message + "\n"
+		}
+		tc.Failure = &junit.Problem{Type: typ, Message: msg, Text: text + logs}
 	case cutShort != nil && c.Kind != KindSidecar && (running != nil || waiting != nil):
 		what := "still running"
 		if running == nil {
