@@ -100,6 +100,17 @@ func readJUnit(t *testing.T, path string) junitDoc {
 	return doc
 }
 
+// runJUnit runs podrun with --junit and the args in a fresh environment,
+// expects its exit code, and returns the report.
+func runJUnit(t *testing.T, code int, args ...string) junitDoc {
+	t.Helper()
+	e := newEnv(t)
+	report := filepath.Join(t.TempDir(), "report.xml")
+	r := e.runPodrun(append([]string{"--junit", report, "--timeout", "60s"}, args...), "")
+	expectCode(t, r, code)
+	return readJUnit(t, report)
+}
+
 // expectCases checks a suite's cases: their names, in order, and verdicts.
 func expectCases(t *testing.T, cases []junitCase, classname string, want ...string) {
 	t.Helper()
@@ -117,11 +128,7 @@ func expectCases(t *testing.T, cases []junitCase, classname string, want ...stri
 
 func TestE2EJUnitAllPass(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	report := filepath.Join(t.TempDir(), "report.xml")
-	r := e.runPodrun([]string{"--junit", report, "--timeout", "60s", "-f", testdata("junit/pass.yaml")}, "")
-	expectCode(t, r, 0)
-	doc := readJUnit(t, report)
+	doc := runJUnit(t, 0, "-f", testdata("junit/pass.yaml"))
 	if doc.Tests != 3 || doc.Failures+doc.Errors+doc.Skipped != 0 || len(doc.Suites) != 1 {
 		t.Fatalf("report counts %+v", doc)
 	}
@@ -144,11 +151,7 @@ func TestE2EJUnitAllPass(t *testing.T) {
 
 func TestE2EJUnitFailedContainer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	report := filepath.Join(t.TempDir(), "report.xml")
-	r := e.runPodrun([]string{"-q", "--junit", report, "--timeout", "60s", "-f", testdata("junit/fail.yaml")}, "")
-	expectCode(t, r, 3)
-	doc := readJUnit(t, report)
+	doc := runJUnit(t, 3, "-q", "-f", testdata("junit/fail.yaml"))
 	if doc.Failures != 1 || len(doc.Suites) != 1 {
 		t.Fatalf("report counts %+v", doc)
 	}
@@ -210,11 +213,7 @@ func TestE2EJUnitInterrupted(t *testing.T) {
 
 func TestE2EJUnitInitContainersAndSidecars(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	report := filepath.Join(t.TempDir(), "report.xml")
-	r := e.runPodrun([]string{"-q", "--junit", report, "--timeout", "60s", "-f", testdata("junit/init.yaml")}, "")
-	expectCode(t, r, 4)
-	doc := readJUnit(t, report)
+	doc := runJUnit(t, 4, "-q", "-f", testdata("junit/init.yaml"))
 	if len(doc.Suites) != 2 || doc.Tests != 6 || doc.Failures != 1 || doc.Skipped != 2 {
 		t.Fatalf("report counts %+v", doc)
 	}
