@@ -31,37 +31,23 @@ const nobody = "65534"
 // noRuntime is a CRI endpoint nothing serves.
 const noRuntime = "unix:///nonexistent/podrun-e2e/no-runtime.sock"
 
-var (
-	nobodyBinOnce sync.Once
-	nobodyBin     string
-	nobodyBinErr  error
-)
-
 // nobodyPodrun is a copy of the podrun under test that nobody may run (the
-// harness may have built it in a dir only root can enter).
+// harness may have built it in a dir only root can enter), removed after
+// the test.
 func nobodyPodrun(t *testing.T) string {
 	t.Helper()
-	nobodyBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "podrun-e2e-nobody-")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			nobodyBinErr = err
-			return
-		}
-		b, err := os.ReadFile(podrunBin)
-		if err != nil {
-			nobodyBinErr = err
-			return
-		}
-		nobodyBin = filepath.Join(dir, "podrun")
-		nobodyBinErr = os.WriteFile(nobodyBin, b, 0o755)
-	})
-	if nobodyBinErr != nil {
-		t.Fatalf("copying podrun for nobody: %v", nobodyBinErr)
+	b, err := os.ReadFile(podrunBin)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nobodyBin
+	bin := filepath.Join(publicDir(t), "bin", "podrun")
+	if err := os.Mkdir(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // publicDir is a temp dir anyone may read and write: a dry run there could
@@ -79,11 +65,10 @@ func publicDir(t *testing.T) string {
 	return dir
 }
 
-// dryRun runs podrun as nobody without a runtime: args exactly, stdin as
-// given.
-func dryRun(t *testing.T, stdin string, args ...string) result {
+// dryRun runs the podrun at bin (nobodyPodrun) as nobody without a
+// runtime: args exactly, stdin as given.
+func dryRun(t *testing.T, bin, stdin string, args ...string) result {
 	t.Helper()
-	bin := nobodyPodrun(t)
 	cmd := exec.Command("setpriv", append([]string{"--reuid=" + nobody, "--regid=" + nobody, "--clear-groups", "--", bin}, args...)...)
 	cmd.Env = commandEnv([]string{"CONTAINER_RUNTIME_ENDPOINT=" + noRuntime, "HOME=/nonexistent"})
 	cmd.Stdin = strings.NewReader(stdin)
@@ -123,12 +108,13 @@ func TestE2EValidateAsNobodyWithoutARuntime(t *testing.T) {
 		t.Fatalf("setpriv id -u: %q, %v", out, err)
 	}
 	const secret = "e2e-validate-s3cret-7731"
+	bin := nobodyPodrun(t)
 	dir := publicDir(t)
 	root := filepath.Join(dir, "root")
 	m := testdata("validate/app.yaml")
 
 	// The summary.
-	r := dryRun(t, "", "validate", "--root-dir", root, "-f", m)
+	r := dryRun(t, bin, "", "validate", "--root-dir", root, "-f", m)
 	expectCode(t, r, 0)
 	expectLines(t, r.stdout,
 		"pod default/e2e-validate-app: admitted, QoS class Burstable",
@@ -151,7 +137,7 @@ func TestE2EValidateAsNobodyWithoutARuntime(t *testing.T) {
 		{"run", "--dry-run", "-o", "yaml", "--root-dir", root, "-f", m},
 		{"--dry-run", "-o", "json", "--root-dir", root, "-f", m},
 	} {
-		r := dryRun(t, "", args...)
+		r := dryRun(t, bin, "", args...)
 		expectCode(t, r, 0)
 		expectNoSecret(t, r, secret)
 		var doc struct {
@@ -204,9 +190,9 @@ func TestE2EValidateAsNobodyWithoutARuntime(t *testing.T) {
 
 	// A root dir under a dir nobody may not enter (its filesystem is read
 	// from the nearest parent nobody can reach), and the default one.
-	r = dryRun(t, "", "validate", "--root-dir", "/root/podrun-e2e-validate/root", "-f", m)
+	r = dryRun(t, bin, "", "validate", "--root-dir", "/root/podrun-e2e-validate/root", "-f", m)
 	expectCode(t, r, 0)
-	r = dryRun(t, "", "validate", "-f", m)
+	r = dryRun(t, bin, "", "validate", "-f", m)
 	expectCode(t, r, 0)
 
 	// Nothing was made: not the root dir, nor anything beside it.
@@ -224,6 +210,7 @@ func TestE2EValidateAsNobodyWithoutARuntime(t *testing.T) {
 // refuse, and exit 125 alike.
 func TestE2EValidateSameErrorsAsARun(t *testing.T) {
 	t.Parallel()
+	bin := nobodyPodrun(t)
 	for _, tc := range []struct {
 		file, want string
 	}{
@@ -240,7 +227,7 @@ func TestE2EValidateSameErrorsAsARun(t *testing.T) {
 			m := testdata("validate/" + tc.file)
 			run := e.runPodrun([]string{"-q", "--timeout", "60s", "-f", m}, "")
 			expectCode(t, run, 125)
-			dry := dryRun(t, "", "validate", "-q", "--root-dir", e.root, "-f", m)
+			dry := dryRun(t, bin, "", "validate", "-q", "--root-dir", e.root, "-f", m)
 			expectCode(t, dry, 125)
 			if !strings.Contains(run.stderr, tc.want) {
 				t.Errorf("the run's error lacks %q\n%s", tc.want, run)
@@ -261,6 +248,7 @@ func TestE2EValidateSameErrorsAsARun(t *testing.T) {
 func TestE2EValidateCorpus(t *testing.T) {
 	t.Parallel()
 	root := corpusRoot(t)
+	bin := nobodyPodrun(t)
 	dir := publicDir(t)
 	verdicts := map[string]struct {
 		code int
@@ -297,8 +285,8 @@ func TestE2EValidateCorpus(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r := dryRun(t, "", args...)
-			summary := dryRun(t, "", append(args, "-o", "text")...)
+			r := dryRun(t, bin, "", args...)
+			summary := dryRun(t, bin, "", append(args, "-o", "text")...)
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.code {
