@@ -60,6 +60,9 @@ func TestNewRunConfig(t *testing.T) {
 		{"--image-credentials", func(f *runFlagValues) { f.ImageCredentials = "/creds.json" }, ""},
 		{"missing --image-credentials", func(f *runFlagValues) { f.ImageCredentials = "/absent.json" }, "reading --image-credentials: open /absent.json"},
 		{"--image-credentials not a docker config", func(f *runFlagValues) { f.ImageCredentials = "/bad.json" }, "reading --image-credentials /bad.json: not a valid docker config"},
+		{"--dry-run", func(f *runFlagValues) { f.DryRun = true }, ""},
+		{"--junit", func(f *runFlagValues) { f.JUnit = "report.xml" }, ""},
+		{"--junit with --dry-run", func(f *runFlagValues) { f.DryRun, f.JUnit = true, "report.xml" }, "--junit reports a run's containers; a dry run runs none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := goodFlags()

@@ -123,7 +123,11 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Category: catOutput, Usage: "`DURATION` limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
-			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr"},
+			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
+		&cli.BoolFlag{Name: "dry-run", Category: catOutput,
+			Usage: "decode, default, validate and admit the pods without the runtime and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
+			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
 		&cli.StringFlag{Name: "node-name", Value: host, DefaultText: "this machine's host name", Category: catNode, Usage: "node `NAME`: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Category: catNetwork, Usage: "DNS server `IP` for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Category: catNetwork, Usage: "cluster `DOMAIN` for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
@@ -191,6 +195,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags:  append(runtimeFlags(), &cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod on this node"}),
 				Action: func(c *cli.Context) error { return downAction(c, stderr) },
 			},
+			validateCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),
 			completionCommand(stdout),
 			{
@@ -253,12 +258,24 @@ func signals() (ctx context.Context, force <-chan struct{}, code func() int, sto
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := newRunConfig(runFlagsOf(c), os.ReadFile)
+	return runWith(runFlagsOf(c), stdin, stdout, stderr)
+}
+
+// runWith runs the pods the flags name; a dry run stops before the
+// runtime (dryRun). With --junit the report is written whatever the
+// outcome, once the run has ended (junit.go).
+func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
 	ctx, force, sigCode, stopSignals := signals()
 	defer stopSignals()
+	jr, err := newJUnitReport(cfg)
+	if err != nil {
+		return podrunError(err)
+	}
+	defer func() { err = jr.write(err, sigCode()) }()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
 	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
@@ -268,6 +285,11 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if len(set.Pods) == 0 {
 		return podrunError(fmt.Errorf("no pod in %s", strings.Join(cfg.Sources, ", ")))
 	}
+	if cfg.DryRun {
+		return dryRun(cfg, set, stdout, stderr)
+	}
+	pods := setPods(set)
+	jr.setPods(pods)
 
 	// 2. Connect to the runtime and learn the node and the runtime.
 	rt, err := dial(ctx, cfg.Endpoint)
@@ -275,7 +297,6 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		return interrupted(err, sigCode)
 	}
 	defer rt.Close()
-	pods := setPods(set)
 	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
 	if err != nil {
 		return interrupted(err, sigCode)
@@ -287,6 +308,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	defer stopLive()
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
 	stopLive()
+	jr.setResult(res)
 	if err != nil {
 		return runFailed(err, res, cfg.Output, stdout, sigCode)
 	}

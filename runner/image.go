@@ -84,6 +84,15 @@ func permanentPullFailure(msg string) (string, bool) {
 	return "", false
 }
 
+// invalidImageName is the InvalidImageName error of an image reference
+// the kubelet cannot default a tag for, or nil.
+func invalidImageName(image string) *pullError {
+	if _, err := imageref.Parse(image); err != nil {
+		return &pullError{Reason: reasonInvalidImageName, Message: fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)}
+	}
+	return nil
+}
+
 // ensureImage makes sure the runtime has the container's image, pulling it
 // as imagePullPolicy says, and returns the image reference to create with.
 // It follows the kubelet's EnsureImageExists: a pull that fails is retried
@@ -91,10 +100,9 @@ func permanentPullFailure(msg string) (string, bool) {
 // ends; no reference, and wakeAt says when to look again). Unlike the
 // kubelet, a pull that fails for good (permanentPullFailure) ends the run.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := imageref.Parse(c.Image); err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
+	if err := invalidImageName(c.Image); err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: err.Reason, Message: err.Message}
+		return "", time.Time{}, err
 	}
 	image := imageref.WithDefaultTag(c.Image)
 	if ref, ok := p.images.refs[image]; ok && c.ImagePullPolicy != v1.PullAlways {

@@ -58,6 +58,11 @@ type Options struct {
 	// (--seccomp-profile-root); "" means <RootDir>/seccomp, the kubelet's
 	// default under its root dir.
 	SeccompProfileRoot string
+
+	// LogTailLines, when above 0, has each PodResult keep the last lines of
+	// each container's log (PodResult.Logs), read before teardown removes
+	// them (for --junit).
+	LogTailLines int
 }
 
 // PodResult is how one pod's run ended.
@@ -66,6 +71,10 @@ type PodResult struct {
 	Status  v1.PodStatus // as observed when the wait ended
 	Outcome Outcome
 	Err     error // set with OutcomeError, and for teardown problems
+
+	// Logs are the last Options.LogTailLines lines of the newest instance
+	// of each container that logged, by container name.
+	Logs map[string]string
 }
 
 // Reached tells whether the pod reached its wait condition.
@@ -192,6 +201,9 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
 		return nil, err
 	}
+	if facts.NoRuntime {
+		return nil, nil // the runtime's handlers are unknown: DryRun notes it
+	}
 	return nil, checkUserns(pods, facts.RuntimeHandlers)
 }
 
@@ -263,6 +275,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
 	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
+		res.Logs = p.readLogTails()
 		p.event("Detached", "leaving the pod running")
 		return res
 	}
@@ -273,6 +286,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 		}
 	}
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
+	res.Logs = p.logTails
 	return res
 }
 

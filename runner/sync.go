@@ -37,6 +37,7 @@ type podRun struct {
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
+	logTails  map[string]string // the end of each container's log, read at teardown (logtail.go)
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 
@@ -320,24 +321,33 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// createSandbox runs a new sandbox for the pod and learns its IPs.
-func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
-	// The kubelet's generatePodSandboxConfig refuses a pod whose hostname
-	// it cannot form (an FQDN over 64 characters, say).
+// podSandboxConfig is the pod's sandbox config for attempt (the kubelet's
+// generatePodSandboxConfig), with the DNS warnings to report. Like the
+// kubelet's, it refuses a pod whose hostname it cannot form (an FQDN over
+// 64 characters, say).
+func (p *podRun) podSandboxConfig(attempt uint32) (*runtimeapi.PodSandboxConfig, []string, error) {
 	if !p.pod.Spec.HostNetwork {
 		if _, err := podHostnames(p.pod, p.r.opts.ClusterDomain); err != nil {
-			return "", fmt.Errorf("generating the pod sandbox config: %w", err)
+			return nil, nil, fmt.Errorf("generating the pod sandbox config: %w", err)
 		}
 	}
 	dns, warnings := dnsConfigFor(dnsInput{Pod: p.pod, Host: p.r.host, ClusterDNS: p.r.opts.ClusterDNS, ClusterDomain: p.r.opts.ClusterDomain})
-	for _, w := range warnings {
-		p.event("Warning", "%s", w)
-	}
-	cfg := sandboxConfig(sandboxInput{
+	return sandboxConfig(sandboxInput{
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
 		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
 		UsernsBase: p.r.userns[p.uid],
-	})
+	}), warnings, nil
+}
+
+// createSandbox runs a new sandbox for the pod and learns its IPs.
+func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
+	cfg, warnings, err := p.podSandboxConfig(attempt)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range warnings {
+		p.event("Warning", "%s", w)
+	}
 	// A signal must not cut a call that creates something: the runtime
 	// would go on creating it after podrun stopped looking, and teardown
 	// would miss it. The call is bounded by the client's per-call timeout.
@@ -455,14 +465,7 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 	if err != nil {
 		err = &configError{err.Error()}
 	} else {
-		cfg, err = containerConfig(containerInput{
-			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
-			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
-			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
-			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
-			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
-			UsernsBase: p.r.userns[p.uid],
-		})
+		cfg, err = containerConfig(p.containerInput(c, ref, restartCount, p.ips[sandboxID], imageUserOf(img)))
 	}
 	if err != nil {
 		// A config error ends the run (exit 125); the status shows the
@@ -496,6 +499,20 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 		cfg.Mounts = append(cfg.Mounts, term)
 	}
 	return cfg, nil
+}
+
+// containerInput is what containerConfig decides container c's instance
+// restartCount from: image ref, run as the image's user u, in a sandbox
+// with podIPs.
+func (p *podRun) containerInput(c *v1.Container, ref string, restartCount int, podIPs []string, u imageUser) containerInput {
+	return containerInput{
+		Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+		PodIPs: podIPs, HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
+		Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+		MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: u,
+		SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+		UsernsBase: p.r.userns[p.uid],
+	}
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least

@@ -54,8 +54,7 @@ func volumeNode(n admission.Node) volumes.Node {
 // does before SyncPod. A failure undoes what was set up; the pod cannot run
 // (exit 125).
 func (p *podRun) setUpVolumes() error {
-	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
-	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
+	vols, err := p.planVolumes()
 	if err != nil {
 		return err
 	}
@@ -65,6 +64,13 @@ func (p *podRun) setUpVolumes() error {
 	}
 	p.volumes = set
 	return nil
+}
+
+// planVolumes decides the pod's volumes from the run's ConfigMaps and
+// Secrets and the node (volumes.Plan).
+func (p *podRun) planVolumes() ([]volumes.Volume, error) {
+	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
+	return volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
 }
 
 // containerMounts is the CRI mounts of one container instance, subpaths
