@@ -93,7 +93,7 @@ bench: build testbed-up ## podrun vs the bare CRI sequence and podman, 1 to 50 p
 # FUZZTIME; minimizing a new input is capped at 10 s so that the time goes to
 # fuzzing. The inputs found are cached in $(shell $(GO) env GOCACHE)/fuzz and
 # a failing input is written to the package's testdata/fuzz/<Name>/.
-FUZZ_TARGETS := sources:FuzzDecode runner:FuzzExpand runner:FuzzCRILog volumes:FuzzAtomicWriter volumes:FuzzSubPath
+FUZZ_TARGETS := sources:FuzzDecode runner:FuzzExpand runner:FuzzCRILog runner/credentials:FuzzKeyring volumes:FuzzAtomicWriter volumes:FuzzSubPath
 FUZZTIME ?= 60s
 FUZZTIME_SHORT ?= 5s
 # go test's own -timeout (10m by default) bounds the whole fuzz run too.
