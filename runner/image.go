@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -84,6 +85,37 @@ func permanentPullFailure(msg string) (string, bool) {
 	return "", false
 }
 
+// invalidImageName is the kubelet's InvalidImageName failure of an image
+// that is not a reference (applyDefaultImageTag), nil for one that is.
+func invalidImageName(image string) *pullError {
+	if _, err := imageref.Parse(image); err != nil {
+		return &pullError{Reason: reasonInvalidImageName, Message: fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)}
+	}
+	return nil
+}
+
+// checkImageNames refuses, before anything is created, pods with an image
+// that is not a reference. The kubelet finds it when the container is to
+// be started, after the sandbox, and keeps the pod waiting
+// (InvalidImageName); nothing changes in a podrun run, so podrun refuses
+// at once, with the kubelet's reason and message and the field.
+func checkImageNames(pods []*v1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		for _, cs := range []struct {
+			field string
+			list  []v1.Container
+		}{{"spec.initContainers", pod.Spec.InitContainers}, {"spec.containers", pod.Spec.Containers}} {
+			for i, c := range cs.list {
+				if err := invalidImageName(c.Image); err != nil {
+					errs = append(errs, fmt.Errorf("pod %s/%s: %s[%d].image: %w", pod.Namespace, pod.Name, cs.field, i, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ensureImage makes sure the runtime has the container's image, pulling it
 // as imagePullPolicy says, and returns the image reference to create with.
 // It follows the kubelet's EnsureImageExists: a pull that fails is retried
@@ -91,10 +123,9 @@ func permanentPullFailure(msg string) (string, bool) {
 // ends; no reference, and wakeAt says when to look again). Unlike the
 // kubelet, a pull that fails for good (permanentPullFailure) ends the run.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := imageref.Parse(c.Image); err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
+	if err := invalidImageName(c.Image); err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: err.Message}
+		return "", time.Time{}, err
 	}
 	image := imageref.WithDefaultTag(c.Image)
 	if ref, ok := p.images.refs[image]; ok && c.ImagePullPolicy != v1.PullAlways {
