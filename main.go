@@ -271,11 +271,11 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	opts := cfg.runOptions(set, force, stdout, stderr)
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
 	if err != nil {
-		return runFailed(err, res, cfg.Output, stdout, sigCode)
+		return runFailed(withOrigins(err, set), res, cfg.Output, stdout, sigCode)
 	}
 
 	// 4. Report.
-	return report(res, cfg.Output, opts.Progress, stdout, sigCode())
+	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode()), set)
 }
 
 // runFailed is the error of a run that could not run its pods. Rejected
