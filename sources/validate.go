@@ -461,8 +461,12 @@ func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *fiel
 		if m.SubPath != "" {
 			errs = append(errs, validateLocalDescendingPath(m.SubPath, mp.Child("subPath"))...)
 		}
-		if m.SubPath != "" && m.SubPathExpr != "" {
-			errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		if m.SubPathExpr != "" {
+			if m.SubPath != "" {
+				errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			// As written; once expanded it is checked again (volumes).
+			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, mp.Child("subPathExpr"))...)
 		}
 		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations(), *mp) {
 			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations()))
