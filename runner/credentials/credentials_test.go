@@ -215,6 +215,8 @@ func TestAuthsFor(t *testing.T) {
 		// no key matches it, not even "*" (as in the kubelet).
 		{name: "a bracketed registry that is no IPv6 address matches no key", image: "[A]/0",
 			rings: []*Keyring{ring("s", dockerConfig{"*": u("glob"), "[A]": u("literal")})}, want: nil},
+		{name: "nor with a port", image: "[0]:5000/0",
+			rings: []*Keyring{ring("s", dockerConfig{"*:5000": u("glob"), "[0]:5000": u("literal")})}, want: nil},
 		{name: "a key without port does not match an image with one", image: "reg.io:443/app",
 			rings: []*Keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
 		{name: "docker hub default for a short name", image: "busybox",

@@ -52,7 +52,7 @@ func matchModel(loc, repo string) (match bool, key string, ok bool) {
 	if err != nil {
 		dHost, dPort = domain, ""
 	}
-	if ip, ok := strings.CutPrefix(strings.TrimSuffix(dHost, "]"), "["); ok && !parseAddr(ip).IsValid() {
+	if inside, ok := strings.CutPrefix(domain, "["); ok && !parseAddr(inside[:strings.IndexByte(inside, ']')]).IsValid() {
 		// A bracketed host must be an IPv6 address: "[A]" passes the
 		// reference grammar but is no host, and matches no key.
 		return false, key, true
