@@ -227,6 +227,12 @@ func TestAuthsFor(t *testing.T) {
 			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
 		{name: "docker.io key matches directly", image: "busybox",
 			rings: []*Keyring{ring("s", dockerConfig{"docker.io": u("d"), "index.docker.io": u("hub")})}, want: []string{"d"}},
+		// FuzzKeyring: the kubelet's rule would send Docker Hub's
+		// credentials to these single-label hosts.
+		{name: "no docker hub default for localhost", image: "localhost/app",
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
+		{name: "no docker hub default for a host in upper case", image: "A/00",
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
 		{name: "no docker hub default for another registry", image: "quay.io/app",
 			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
 		{name: "pod secrets before node credentials", image: "reg.io/app",
