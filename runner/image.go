@@ -62,6 +62,16 @@ func pullDecision(policy v1.PullPolicy, image string, present bool) (bool, error
 //	  status ...: 401 Unauthorized                                   (1.6)
 //	... failed to resolve reference "X": X: unexpected status ...: 403 Forbidden
 //
+// and CRI-O's, which are containers/image's (go.podman.io/image/v5/docker),
+// all with code = Unknown:
+//
+//	initializing source docker://X: reading manifest T in R: manifest unknown
+//	  (a missing repository: "name unknown" or "repository name not known
+//	  to registry"; a 404 without a body: "StatusCode: 404, ...")
+//	... unable to retrieve auth token: invalid username/password:
+//	  unauthorized: authentication required
+//	... requested access to the resource is denied
+//
 // Anything else (connection refused, timeouts, 5xx, DNS) is transient.
 func permanentPullFailure(msg string) (string, bool) {
 	has := func(subs ...string) bool {
@@ -74,10 +84,12 @@ func permanentPullFailure(msg string) (string, bool) {
 	}
 	switch {
 	case has("code = NotFound") ||
-		has("failed to resolve") && has(": not found"):
+		has("failed to resolve") && has(": not found") ||
+		has("manifest unknown", "name unknown", "repository name not known to registry", "StatusCode: 404,"):
 		return "not found", true
 	case has("pull access denied", "authorization failed", "401 Unauthorized", "403 Forbidden",
-		"code = Unauthenticated", "code = PermissionDenied", "denied: "):
+		"code = Unauthenticated", "code = PermissionDenied", "denied: ",
+		"invalid username/password", "authentication required", "requested access to the resource is denied"):
 		return "unauthorized", true
 	case has("code = InvalidArgument", "invalid reference format", "failed to parse image reference"):
 		return "invalid image name", true
