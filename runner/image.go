@@ -110,22 +110,45 @@ func invalidImageName(image string) *pullError {
 // that is not a reference. The kubelet finds it when the container is to
 // be started, after the sandbox, and keeps the pod waiting
 // (InvalidImageName); nothing changes in a podrun run, so podrun refuses
-// at once, with the kubelet's reason and message and the field.
-func checkImageNames(pods []*v1.Pod) error {
+// at once, with the kubelet's reason and message and the field. The
+// Result holds each pod as the kubelet would show it: Pending, such a
+// container waiting with InvalidImageName, the others with the kubelet's
+// default waiting reason.
+func checkImageNames(pods []*v1.Pod) (*Result, error) {
 	var errs []error
-	for _, pod := range pods {
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	for i, pod := range pods {
+		st := v1.PodStatus{Phase: v1.PodPending}
+		var podErrs []error
 		for _, cs := range []struct {
-			field string
-			list  []v1.Container
-		}{{"spec.initContainers", pod.Spec.InitContainers}, {"spec.containers", pod.Spec.Containers}} {
-			for i, c := range cs.list {
-				if err := invalidImageName(c.Image); err != nil {
-					errs = append(errs, fmt.Errorf("pod %s/%s: %s[%d].image: %w", pod.Namespace, pod.Name, cs.field, i, err))
+			field    string
+			list     []v1.Container
+			statuses *[]v1.ContainerStatus
+		}{{"spec.initContainers", pod.Spec.InitContainers, &st.InitContainerStatuses}, {"spec.containers", pod.Spec.Containers, &st.ContainerStatuses}} {
+			for j, c := range cs.list {
+				w := &v1.ContainerStateWaiting{Reason: reasonContainerCreating}
+				if cs.field == "spec.containers" && len(pod.Spec.InitContainers) > 0 {
+					w.Reason = reasonPodInitializing
 				}
+				if err := invalidImageName(c.Image); err != nil {
+					w = &v1.ContainerStateWaiting{Reason: err.Reason, Message: err.Message}
+					podErrs = append(podErrs, fmt.Errorf("%s[%d].image: %w", cs.field, j, err))
+				}
+				*cs.statuses = append(*cs.statuses, v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{Waiting: w}})
 			}
 		}
+		res.Pods[i] = PodResult{Pod: pod, Outcome: OutcomeError, Status: st, Err: errors.Join(podErrs...)}
+		if len(podErrs) == 0 {
+			res.Pods[i].Err = errors.New("not started: another pod of the run has an invalid image name")
+		}
+		for _, e := range podErrs {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, e))
+		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil, nil
+	}
+	return res, errors.Join(errs...)
 }
 
 // ensureImage makes sure the runtime has the container's image, pulling it

@@ -161,10 +161,18 @@ func TestPullRunInvalidImageName(t *testing.T) {
 	c.Image = "<your-private-image>"
 	p := newPod("private-reg", v1.RestartPolicyAlways, c)
 	p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "regcred"}}
-	_, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{p}, e.opts)
+	res, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{p}, e.opts)
 	want := `pod default/private-reg: spec.containers[0].image: InvalidImageName: Failed to apply default image tag "<your-private-image>": couldn't parse image name "<your-private-image>": invalid reference format`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
+	}
+	// The pod as the kubelet shows it (podrun -o json prints it).
+	if res == nil || res.ExitCode(0) != runner.ExitPodrunError || res.Pods[0].Status.Phase != v1.PodPending {
+		t.Fatalf("result %+v, want the pod Pending, exit 125", res)
+	}
+	if w := res.Pods[0].Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "InvalidImageName" ||
+		!strings.Contains(w.Message, "<your-private-image>") {
+		t.Errorf("state %+v, want waiting InvalidImageName", res.Pods[0].Status.ContainerStatuses[0].State)
 	}
 	for _, call := range e.srv.Calls() {
 		if call == "RunPodSandbox" || call == "PullImage" {

@@ -191,8 +191,8 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
 		}
 	}
-	if err := checkImageNames(pods); err != nil {
-		return nil, err
+	if res, err := checkImageNames(pods); err != nil {
+		return res, err
 	}
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets, facts); err != nil {
 		return nil, err
