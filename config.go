@@ -120,6 +120,17 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	default:
 		return runConfig{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
 	}
+	// The runtime is handed paths below these dirs (the sandbox's log
+	// directory, mount sources, Localhost seccomp profiles), which it
+	// resolves on its own: CRI-O refuses a relative log directory and
+	// containerd would read a relative one from its own working dir.
+	for _, d := range []*string{&f.RootDir, &f.PodLogsDir, &f.SeccompProfileRoot} {
+		if *d != "" {
+			if *d, err = filepath.Abs(*d); err != nil {
+				return runConfig{}, err
+			}
+		}
+	}
 	headers, err := parseHeaders(f.ManifestURLHeaders)
 	if err != nil {
 		return runConfig{}, err

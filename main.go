@@ -33,7 +33,6 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/sources"
 )
@@ -310,18 +309,19 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	stopLive()
 	jr.setResult(res)
 	if err != nil {
-		return runFailed(err, res, cfg.Output, stdout, sigCode)
+		return runFailed(withOrigins(err, set), res, cfg.Output, stdout, sigCode)
 	}
 
 	// 4. Report.
-	return report(res, cfg.Output, opts.Progress, stdout, sigCode())
+	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode()), set)
 }
 
-// runFailed is the error of a run that could not run its pods. Rejected
-// pods print as the kubelet reports them: Failed, with the reason.
+// runFailed is the error of a run that could not run its pods. Refused
+// pods that have a status print as the kubelet reports them: rejected ones
+// Failed, with the reason; ones with an invalid image name Pending, the
+// container waiting with InvalidImageName.
 func runFailed(err error, res *runner.Result, output string, stdout io.Writer, sigCode func() int) error {
-	var rejected *admission.Error
-	if errors.As(err, &rejected) && res != nil && output != "text" {
+	if res != nil && output != "text" {
 		if perr := printPods(stdout, output, res.Pods); perr != nil {
 			return podrunError(errors.Join(err, perr))
 		}

@@ -188,7 +188,8 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 }
 
 // refusals refuses the run before anything is created: a pod the node
-// rejects (the Result then holds each pod's status), a volume podrun
+// rejects (the Result then holds each pod's status), an image name that is
+// not a reference, a volume podrun
 // cannot set up (a type that needs an API server or a CSI driver, a
 // ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
 // false on a runtime without user namespaces.
@@ -198,7 +199,10 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
 		}
 	}
-	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
+	if res, err := checkImageNames(pods); err != nil {
+		return res, err
+	}
+	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets, facts); err != nil {
 		return nil, err
 	}
 	if facts.NoRuntime {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/volumes"
 )
@@ -421,9 +422,16 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
-		// The container ends up exited; the restart policy decides what next.
 		p.reasons[c.Name] = waitingReason{Reason: reasonRunContainerError, Message: err.Error()}
 		p.event("Failed", "Error: %s: %v", reasonRunContainerError, err)
+		// containerd leaves the container exited (128, StartError), and the
+		// restart policy decides what next. CRI-O removes it: the next sync
+		// would create it again at once, and again, as nothing changes in
+		// a run; like a container the runtime refuses to create, the run
+		// ends (exit 125).
+		if _, serr := p.r.rt.ContainerStatus(ctx, id); cri.IsNotFound(serr) {
+			return false, time.Time{}, fmt.Errorf("%s: starting container %q (the runtime removed it): %w", reasonRunContainerError, c.Name, err)
+		}
 		return true, time.Time{}, nil
 	}
 	delete(p.reasons, c.Name)

@@ -15,8 +15,9 @@ import (
 // Secret or key the run does not provide (and that is not optional), an
 // invalid file path or mode, a hostPath that fails its type check (nothing
 // is created: DirectoryOrCreate and FileOrCreate only check what exists),
-// and container mounts that API validation refuses. The errors name the
-// volume or the mount; several are joined.
+// container mounts that API validation refuses, and a subPath of a
+// hostPath volume that leads out of it through a symlink. The errors name
+// the volume or the mount; several are joined.
 func Check(pod *v1.Pod, objs Objects) error {
 	vols, err := Plan(pod, objs, Node{})
 	errs := []error{err}
@@ -30,7 +31,7 @@ func Check(pod *v1.Pod, objs Objects) error {
 	}
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			errs = append(errs, checkMounts(&cs[i]))
+			errs = append(errs, checkMounts(&cs[i]), checkSubPaths(pod, &cs[i]))
 		}
 	}
 	return flatJoin(errs...)
