@@ -26,13 +26,21 @@ const psWatchInterval = time.Second
 
 func psCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
-		Name:      "ps",
-		Usage:     "list the pods podrun runs on this node",
-		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; default: every podrun pod on the node)",
+		Name:  "ps",
+		Usage: "list the pods podrun runs on this node",
+		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every podrun pod)\n\n" +
+			"# podrun's pods on this node, as kubectl get pods\n" +
+			"podrun ps\n" +
+			"# with the node, the run and who looks after each\n" +
+			"podrun ps -o wide\n" +
+			"# one pod as a v1.Pod with its live status, for scripts\n" +
+			"podrun ps -o json web\n" +
+			"# a row each time a pod changes, until Ctrl-C\n" +
+			"podrun ps -w",
 		Flags: append(runtimeFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table",
-				Usage: "table; wide (adds NODE, RUN and OWNER); json or yaml (a v1.List of v1.Pod, or the v1.Pod when one POD names one)"},
-			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput,
+				Usage: "`FORMAT`: table, wide, json or yaml (wide adds NODE, RUN and OWNER; json and yaml print a v1.List of v1.Pod, or the v1.Pod when one POD names one)"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Category: catOutput,
 				Usage: "after the list, print a pod again whenever it changes, as kubectl get -w (until Ctrl-C)"},
 		),
 		Action: func(c *cli.Context) error { return psAction(c, stdout, stderr) },
