@@ -81,7 +81,7 @@ func podrunError(err error) error { return &exitError{code: runner.ExitPodrunErr
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return 0
 	}
@@ -153,7 +153,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "podrun",
 		Usage:     "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
-		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | cni init | version",
+		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | logs POD | exec POD -- COMMAND | down POD... | cni init | version",
 		Description: "Exit status: 0 when every pod reached the wait condition; the exit code of the first failed\n" +
 			"container (spec order, init containers first) when a pod failed; 124 when --timeout expired;\n" +
 			"125 when podrun could not run the pods; 130/143 after SIGINT/SIGTERM, once torn down.",
@@ -183,6 +183,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags:     append(runtimeFlags(), &cli.BoolFlag{Name: "all", Usage: "every podrun pod on this node"}),
 				Action:    func(c *cli.Context) error { return downAction(c, stderr) },
 			},
+			logsCommand(stdout, stderr),
+			execCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),
 			{
 				Name: "version", Usage: "print podrun's version",
