@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+	"google.golang.org/grpc/status"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
@@ -127,6 +128,13 @@ func execAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error
 func execSync(ctx context.Context, rt runner.Runtime, t runner.ExecTarget, cmd []string, stdout, stderr io.Writer) (int, error) {
 	out, errOut, code, err := rt.ExecSync(ctx, t.ContainerID, cmd, 0)
 	if err != nil {
+		// The runtime's own words (exec failed: executable file not
+		// found...), without the client's wrapping that names the
+		// container by ID.
+		var se interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &se) && se.GRPCStatus() != nil {
+			err = errors.New(se.GRPCStatus().Message())
+		}
 		return 0, fmt.Errorf("running %q in container %s of pod %s: %w", cmd, t.Container, t.Pod, err)
 	}
 	stdout.Write(out)
