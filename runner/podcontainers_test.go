@@ -89,14 +89,8 @@ func TestLogContainers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
 			got, err := logContainers("web", tc.rec, tc.annotation, tc.container, tc.all, func(s string) { warnings = append(warnings, s) })
-			if tc.err != "" {
-				if err == nil || err.Error() != tc.err {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			if !expectErr(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var names []string
 			for _, c := range got {
@@ -141,14 +135,8 @@ func TestExecContainer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, notice, err := execContainer("web", tc.rec, tc.annotation, tc.container)
-			if tc.err != "" {
-				if err == nil || err.Error() != tc.err {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			if !expectErr(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if c.Name != tc.want || notice != tc.notice {
 				t.Errorf("got %q with notice %q, want %q with %q", c.Name, notice, tc.want, tc.notice)
@@ -227,14 +215,8 @@ func TestLogInstance(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := logInstance("web", tc.policy, app, tc.instances, tc.previous)
-			if tc.err != "" {
-				if err == nil || err.Error() != tc.err {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			if !expectErr(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.ID != tc.want {
 				t.Errorf("instance %s, want %s", got.ID, tc.want)
@@ -337,4 +319,17 @@ func TestFindPod(t *testing.T) {
 			t.Errorf("findPod(%q) = %s %v, want %s %v", tc.arg, p.UID, ids, tc.uid, tc.sandboxes)
 		}
 	}
+}
+
+// expectErr fails the test unless err is the error want names ("": none),
+// and says whether to go on checking the result (no error was wanted).
+func expectErr(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatal(err)
+	case want != "" && (err == nil || err.Error() != want):
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	return want == ""
 }
