@@ -208,7 +208,7 @@ func tail(t *testing.T, dir string, data []byte) (stdout, stderr string) {
 func decode(t *testing.T, dir string, data []byte) (stdout, stderr string) {
 	t.Helper()
 	var out, errb syncBuffer
-	_ = copyLog(context.Background(), writeLog(t, dir, data), nil, &logSink{stdout: &out, stderr: &errb}, "")
+	_ = copyLog(context.Background(), writeLog(t, dir, data), &logSink{stdout: &out, stderr: &errb}, "")
 	return out.String(), errb.String()
 }
 

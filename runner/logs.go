@@ -203,35 +203,103 @@ func (w *lineWriter) flush(newline bool) {
 }
 
 // copyLog decodes the log at path into the sink, a whole line at a time
-// with the prefix, and ends a last unfinished line with a newline. It
-// follows the file while running says the container runs (nil: no
-// follow).
-func copyLog(ctx context.Context, path string, running runningFunc, sink *logSink, prefix string) error {
-	out := &lineWriter{sink: sink, stream: runtimeapi.Stdout, prefix: prefix}
-	errw := &lineWriter{sink: sink, stream: runtimeapi.Stderr, prefix: prefix}
-	err := readLog(ctx, path, "", &LogOptions{Follow: running != nil}, running, out, errw)
+// with the prefix, and ends a last unfinished line with a newline.
+func copyLog(ctx context.Context, path string, sink *logSink, prefix string) error {
+	out, errw := lineWriters(sink, prefix)
+	err := readLog(ctx, path, "", &LogOptions{}, nil, out, errw)
 	out.flush(true)
 	errw.flush(true)
 	return err
 }
 
+func lineWriters(sink *logSink, prefix string) (stdout, stderr *lineWriter) {
+	return &lineWriter{sink: sink, stream: runtimeapi.Stdout, prefix: prefix},
+		&lineWriter{sink: sink, stream: runtimeapi.Stderr, prefix: prefix}
+}
+
+// followSlots bounds how many of a run's tailers follow at once. Each
+// holds an inotify instance while it follows, and Linux allows a user 128
+// of them by default, shared with the runtime and everything else running
+// as root. A tailer waits for a slot; one that is finished before it got
+// one reads its log whole.
+var followSlots = make(chan struct{}, 64)
+
 // tailer streams one container instance's log to the sink while it runs.
 type tailer struct {
 	path    string
-	stopped atomic.Bool // finish was called: the instance writes nothing more
+	stopped atomic.Bool   // finish was called: the instance writes nothing more
+	stop    chan struct{} // closed with it
 	once    sync.Once
 	done    chan struct{}
+	// follow is readLog; tests make it fail.
+	follow func(ctx context.Context, path, containerID string, opts *LogOptions, running runningFunc, stdout, stderr io.Writer) error
 }
 
 func startTailer(path, prefix string, sink *logSink) *tailer {
-	t := &tailer{path: path, done: make(chan struct{})}
-	go func() {
-		defer close(t.done)
-		// A file that went away (the pod torn down under it) has been read
-		// as far as it could be; there is nothing to report.
-		_ = copyLog(context.Background(), path, t.running, sink, prefix)
-	}()
+	t := newTailer(path)
+	go t.run(sink, prefix)
 	return t
+}
+
+func newTailer(path string) *tailer {
+	return &tailer{path: path, stop: make(chan struct{}), done: make(chan struct{}), follow: readLog}
+}
+
+func (t *tailer) run(sink *logSink, prefix string) {
+	defer close(t.done)
+	ctx := context.Background()
+	out, errw := lineWriters(sink, prefix)
+	defer errw.flush(true)
+	defer out.flush(true)
+	select {
+	case followSlots <- struct{}{}:
+		defer func() { <-followSlots }()
+	case <-t.stop:
+		// A file that went away (the pod torn down under it) has been
+		// read as far as it could be; there is nothing to report.
+		_ = readLog(ctx, t.path, "", &LogOptions{}, nil, out, errw)
+		return
+	}
+	outN, errN := &countingWriter{w: out}, &countingWriter{w: errw}
+	if err := t.follow(ctx, t.path, "", &LogOptions{Follow: true}, t.running, outN, errN); err == nil {
+		return
+	}
+	// Following broke off (no inotify instance to be had, say) after
+	// writing what it had read. The decoder gives the same output for the
+	// same start of a file, so once the instance is done its log is read
+	// again and what was written already is skipped.
+	<-t.stop
+	_ = readLog(ctx, t.path, "", &LogOptions{}, nil, &skipWriter{w: out, n: outN.n}, &skipWriter{w: errw, n: errN.n})
+}
+
+// countingWriter counts what goes through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return c.w.Write(p)
+}
+
+// skipWriter drops the first n bytes written to it.
+type skipWriter struct {
+	w io.Writer
+	n int
+}
+
+func (s *skipWriter) Write(p []byte) (int, error) {
+	l := len(p)
+	if s.n >= l {
+		s.n -= l
+		return l, nil
+	}
+	p, s.n = p[s.n:], 0
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return l, nil
 }
 
 // running is the tailer's answer to ReadLogs' question: the instance runs
@@ -245,6 +313,7 @@ func (t *tailer) running(context.Context, string) (bool, error) {
 func (t *tailer) finish() {
 	t.once.Do(func() {
 		t.stopped.Store(true)
+		close(t.stop)
 		wake(t.path)
 	})
 	<-t.done
@@ -331,7 +400,7 @@ func (l *logSet) finishAll() {
 		t.finish()
 	}
 	for id, c := range l.waiting {
-		_ = copyLog(context.Background(), c.LogPath, nil, l.sink, l.prefix(c.Name))
+		_ = copyLog(context.Background(), c.LogPath, l.sink, l.prefix(c.Name))
 		delete(l.waiting, id)
 	}
 }

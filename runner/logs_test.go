@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func TestCopyLogDecodes(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "0.log")
 			appendFile(t, path, tc.log)
 			var out, errOut syncBuffer
-			if err := copyLog(context.Background(), path, nil, &logSink{stdout: &out, stderr: &errOut}, "[p] "); err != nil {
+			if err := copyLog(context.Background(), path, &logSink{stdout: &out, stderr: &errOut}, "[p] "); err != nil {
 				t.Fatal(err)
 			}
 			if out.String() != tc.stdout || errOut.String() != tc.stderr {
@@ -172,6 +173,46 @@ func TestTailerFinishIsPrompt(t *testing.T) {
 	}
 	if out.String() != "one\ntwo\n" {
 		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// A tailer that gets no follow slot (every inotify instance the run may
+// take is in use) reads its log whole when it is finished.
+func TestTailerWithoutAFollowSlotReadsAtFinish(t *testing.T) {
+	saved := followSlots
+	followSlots = make(chan struct{}) // never a free slot
+	defer func() { followSlots = saved }()
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, ts+" stdout F one\n")
+	var out syncBuffer
+	tl := startTailer(path, "", &logSink{stdout: &out})
+	appendFile(t, path, ts+" stdout F two\n"+ts+" stdout P three")
+	tl.finish()
+	if out.String() != "one\ntwo\nthree\n" {
+		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// A follow that breaks off (no inotify instance to be had) after writing
+// part of the log: the rest comes once the instance is done, nothing
+// twice.
+func TestTailerFollowBrokenOff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, lines(ts+" stdout F one", ts+" stderr F err one", ts+" stdout P two-"))
+	var out, errOut syncBuffer
+	tl := newTailer(path)
+	tl.follow = func(ctx context.Context, path, id string, opts *LogOptions, running runningFunc, stdout, stderr io.Writer) error {
+		if err := readLog(ctx, path, id, &LogOptions{}, nil, stdout, stderr); err != nil {
+			return err
+		}
+		return errors.New("failed to create fsnotify watcher: too many open files")
+	}
+	go tl.run(&logSink{stdout: &out, stderr: &errOut}, "[p] ")
+	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "[p] one\n" })
+	appendFile(t, path, lines(ts+" stdout F three", ts+" stderr F err two"))
+	tl.finish()
+	if out.String() != "[p] one\n[p] two-three\n" || errOut.String() != "[p] err one\n[p] err two\n" {
+		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
 	}
 }
 
