@@ -33,7 +33,7 @@ func FindExecTarget(ctx context.Context, rt Runtime, podArg, container string) (
 	if err != nil {
 		return t, "", err
 	}
-	insts, err := instancesOf(ctx, rt, ctrs, c.Name)
+	insts, err := instancesOf(ctx, rt, ctrs, c.Name, 1, "")
 	if err != nil {
 		return t, "", err
 	}

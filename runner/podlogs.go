@@ -195,20 +195,36 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 // pickInstance reads the statuses of a container's instances (from the
 // pod's containers ctrs) and picks the one to read (logInstance).
 func pickInstance(ctx context.Context, rt Runtime, pod *PodRef, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
-	insts, err := instancesOf(ctx, rt, ctrs, c.Name)
+	insts, err := instancesOf(ctx, rt, ctrs, c.Name, 2, "") // what logInstance looks at
 	if err != nil {
 		return nil, err
 	}
 	return logInstance(pod.Name, policy, c, insts, previous)
 }
 
-// instancesOf is the status of every instance of the named container
-// among ctrs, newest first. An instance removed meanwhile is left out.
-func instancesOf(ctx context.Context, rt Runtime, ctrs []*runtimeapi.Container, name string) ([]*containerStatus, error) {
-	st := &runtimeStatus{}
+// instancesOf is the status of the newest instances of the named
+// container among ctrs, newest first: the newest max of them, or with
+// until set, all down to the instance of that ID. The others are not
+// asked about: a container that crash-loops for hours has hundreds. An
+// instance removed meanwhile is left out.
+func instancesOf(ctx context.Context, rt Runtime, ctrs []*runtimeapi.Container, name string, max int, until string) ([]*containerStatus, error) {
+	var mine []*runtimeapi.Container
 	for _, c := range ctrs {
-		if restoreContainer(c).Name != name {
-			continue
+		if restoreContainer(c).Name == name {
+			mine = append(mine, c)
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool {
+		a, b := mine[i].GetMetadata().GetAttempt(), mine[j].GetMetadata().GetAttempt()
+		if a != b {
+			return a > b
+		}
+		return mine[i].CreatedAt > mine[j].CreatedAt
+	})
+	st := &runtimeStatus{}
+	for i, c := range mine {
+		if until == "" && i == max {
+			break
 		}
 		s, err := rt.ContainerStatus(ctx, c.Id)
 		if cri.IsNotFound(err) {
@@ -218,6 +234,9 @@ func instancesOf(ctx context.Context, rt Runtime, ctrs []*runtimeapi.Container, 
 			return nil, err
 		}
 		st.Containers = append(st.Containers, fromCRIStatus(s))
+		if c.Id == until {
+			break
+		}
 	}
 	st.sortNewestFirst()
 	return st.Containers, nil
@@ -282,7 +301,7 @@ func (f *follower) next(ctx context.Context, cur *containerStatus) (*containerSt
 		if err != nil {
 			return nil, err
 		}
-		insts, err := instancesOf(ctx, f.rt, ctrs, f.c.Name)
+		insts, err := instancesOf(ctx, f.rt, ctrs, f.c.Name, 0, cur.ID)
 		if err != nil {
 			return nil, err
 		}
