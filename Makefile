@@ -16,7 +16,7 @@ E2E_PKG ?= ./e2e/
 # traffic differs between the two lines (events or polling, exec and its
 # streaming server, log files, stop and teardown, mounts, cgroups, user
 # namespaces, the pod network). E2E16_RUN=E2E runs them all.
-E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs)
+E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs|Ps)
 
 .PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean fuzz fuzz-short
 

@@ -53,7 +53,7 @@ var flagValues = map[string][]string{
 	"wait":          {string(runner.WaitAuto), string(runner.WaitComplete), string(runner.WaitReady), string(runner.WaitNone)},
 	"/output":       {"text", "json", "yaml"},
 	"run/output":    {"text", "json", "yaml"},
-	"ps/output":     {"table", "json", "yaml"},
+	"ps/output":     {"table", "wide", "json", "yaml"},
 	"cgroup-driver": {"cgroupfs", "systemd"},
 }
 

@@ -21,19 +21,17 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podlist"
 	"github.com/podrun/podrun/sources"
 )
 
@@ -174,16 +172,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					"podrun run -d --wait=ready -f manifests/",
 				Flags: runFlags(), Action: runCmd,
 			},
-			{
-				Name: "ps", Usage: "list the pods podrun runs on this node",
-				UsageText: "podrun ps [flags]\n\n" +
-					"# podrun's pods on this node\n" +
-					"podrun ps\n" +
-					"# the same for scripts\n" +
-					"podrun ps -o json",
-				Flags:  append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput, Usage: "`FORMAT`: table, json or yaml"}),
-				Action: func(c *cli.Context) error { return psAction(c, stdout) },
-			},
+			psCommand(stdout, stderr),
 			{
 				Name: "down", Usage: "tear podrun pods down fully: containers, sandboxes, data and log dirs",
 				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID)\n\n" +
@@ -369,24 +358,16 @@ func dial(ctx context.Context, endpoint string) (*cri.Client, error) {
 
 // printPods prints the final pods as a v1.Pod, or a v1.List for several.
 func printPods(w io.Writer, format string, results []runner.PodResult) error {
-	var obj any
 	pods := make([]*v1.Pod, len(results))
 	for i, r := range results {
-		p := r.Pod.DeepCopy()
-		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+		p := podlist.WithKind(r.Pod)
 		p.Status = r.Status
 		pods[i] = p
 	}
 	if len(pods) == 1 {
-		obj = pods[0]
-	} else {
-		list := &v1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
-		for _, p := range pods {
-			list.Items = append(list.Items, k8sruntime.RawExtension{Object: p})
-		}
-		obj = list
+		return writeObject(w, format, pods[0])
 	}
-	return writeObject(w, format, obj)
+	return writeObject(w, format, podlist.List(pods))
 }
 
 // writeObject prints obj as indented JSON, or as YAML for format "yaml":
@@ -405,41 +386,6 @@ func writeObject(w io.Writer, format string, obj any) error {
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-func psAction(c *cli.Context, stdout io.Writer) error {
-	var pods []runner.PodInfo
-	err := withRuntime(c, func(ctx context.Context, rt *cri.Client) (err error) {
-		pods, err = runner.List(ctx, rt)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	switch str(c, "output") {
-	case "json", "yaml":
-		if err := writeObject(stdout, str(c, "output"), pods); err != nil {
-			return podrunError(err)
-		}
-	case "table":
-		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAMESPACE\tNAME\tUID\tSTATE\tATTEMPT\tOWNER\tAGE")
-		for _, p := range pods {
-			owner := fmt.Sprintf("pid %d", p.PID)
-			switch {
-			case p.Detached:
-				owner = "detached"
-			case p.Orphaned:
-				owner = fmt.Sprintf("pid %d (gone)", p.PID)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Namespace, p.Name, p.UID, p.State, p.Attempt, owner,
-				time.Since(p.Created).Round(time.Second))
-		}
-		tw.Flush()
-	default:
-		return podrunError(fmt.Errorf("invalid --output %q: want table, json or yaml", str(c, "output")))
-	}
-	return nil
 }
 
 func downAction(c *cli.Context, stderr io.Writer) error {

@@ -111,6 +111,6 @@ COMP_WORDS=(podrun ""); COMP_CWORD=1; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
 		}
 		expect(t, values, name, "default/"+name)
 		got = runShell(t, env, "fish", "--no-config", "-c", `podrun completion fish | source; complete -C "podrun ps --out"`)
-		expect(t, got, "--output\tFORMAT: table, json or yaml")
+		expect(t, got, "--output\tFORMAT: table, wide, json or yaml")
 	})
 }

@@ -38,8 +38,8 @@ func TestE2EDetachPsDown(t *testing.T) {
 		t.Errorf("pod dirs %v, want [%s]", dirs, uid)
 	}
 
-	// ps, table and json.
-	r = e.runPodrun([]string{"ps"}, "")
+	// ps, the wide table (OWNER) and json.
+	r = e.runPodrun([]string{"ps", "-o", "wide"}, "")
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, name) || !strings.Contains(r.stdout, "detached") {
 		t.Errorf("ps does not list %s as detached\n%s", name, r)

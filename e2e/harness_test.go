@@ -18,7 +18,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -449,24 +448,25 @@ func expectCode(t *testing.T, r result, want int) {
 	}
 }
 
-// psInfo is `podrun ps -o json`'s entry.
+// psInfo is what the tests read of a pod in `podrun ps -o json`.
 type psInfo struct {
-	Name     string `json:"name"`
-	UID      string `json:"uid"`
-	PID      int    `json:"pid"`
-	Detached bool   `json:"detached"`
-	Orphaned bool   `json:"orphaned"`
-	State    string `json:"state"`
+	Name, UID string
+	Owner     string // the io.podrun.owner annotation: pid N, pid N (gone), detached
+	Detached  bool   // its podrun left it running and exited
+	Orphaned  bool   // its podrun is gone and it was not detached
+	Pod       *v1.Pod
 }
 
-// ps is `podrun ps -o json` of this test's root dir.
+// ps is `podrun ps -o json` (every podrun pod on the node).
 func (e *env) ps(t *testing.T) []psInfo {
 	t.Helper()
 	r := e.runPodrun([]string{"ps", "-o", "json"}, "")
 	expectCode(t, r, 0)
 	var out []psInfo
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("ps -o json: %v\n%s", err, r)
+	for _, p := range parseList(t, r.stdout) {
+		owner := p.Annotations["io.podrun.owner"]
+		out = append(out, psInfo{Name: p.Name, UID: string(p.UID), Owner: owner,
+			Detached: owner == "detached", Orphaned: strings.HasSuffix(owner, "(gone)"), Pod: p})
 	}
 	return out
 }

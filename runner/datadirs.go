@@ -33,11 +33,18 @@ type ownerRecord struct {
 	Cgroup string `json:"cgroup,omitempty"`
 }
 
+// dataFile is a file a pod data dir is made with (podrecord.go: the
+// manifest and the first status record).
+type dataFile struct {
+	name string
+	data []byte
+}
+
 // makePodDataDirs creates <root>/pods/<uid>/{volumes,plugins,containers}
-// (0750, as the kubelet's makePodDataDirs) with the owner record written
-// before the dir appears under its final name, so a dir without an owner
-// never exists.
-func makePodDataDirs(root, uid string, rec ownerRecord) (string, error) {
+// (0750, as the kubelet's makePodDataDirs) with the owner record and the
+// given files written before the dir appears under its final name, so a
+// dir without an owner (or without its manifest) never exists.
+func makePodDataDirs(root, uid string, rec ownerRecord, files ...dataFile) (string, error) {
 	pods := filepath.Join(root, "pods")
 	if err := os.MkdirAll(pods, 0o750); err != nil {
 		return "", fmt.Errorf("creating %s: %w", pods, err)
@@ -62,6 +69,11 @@ func makePodDataDirs(root, uid string, rec ownerRecord) (string, error) {
 	b, _ := json.Marshal(rec)
 	if err := os.WriteFile(filepath.Join(tmp, ownerFile), b, 0o640); err != nil {
 		return fail(fmt.Errorf("writing pod owner record: %w", err))
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(tmp, f.name), f.data, 0o640); err != nil {
+			return fail(fmt.Errorf("writing %s: %w", f.name, err))
+		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fail(fmt.Errorf("creating pod data dir %s: %w", dir, err))

@@ -44,6 +44,8 @@
 //	junit.go       JUnitReport: the run's JUnit report (--junit; the format: package runner/junit)
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate)
 //	down.go        Down and stopTurns: `podrun down`
+//	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
+//	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
 //

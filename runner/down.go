@@ -189,6 +189,9 @@ func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, 
 				grace = g
 			}
 			progressf("pod/%s: Killing: stopping pod %s/%s", sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodName])
+			if dir, ok := listedPodDir(sb.Annotations[AnnotationRootDir], sb.Labels[labelPodUID]); ok {
+				_ = markDeleting(dir, time.Now(), grace) // ps shows it Terminating; no record, no mark
+			}
 			ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
 			if err == nil {
 				err = stopForDown(ctx, rt, sb, ctrs, grace, progressf)

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,10 +24,11 @@ const pollInterval = 20 * time.Millisecond
 const safetyPollInterval = time.Second
 
 // observer keeps the runtime's view of every sandbox and container of this
-// run, refreshed by polling, and wakes the pod whose state changed.
+// run (or, for `podrun ps`, of every podrun pod), refreshed by polling, and
+// wakes the pod whose state changed.
 type observer struct {
-	rt    Runtime
-	runID string
+	rt  Runtime
+	sel map[string]string // the labels of what it observes: the run's, or podrun's
 
 	pollMu sync.Mutex // one poll at a time
 
@@ -41,9 +44,9 @@ type observedContainer struct {
 	podUID string
 }
 
-func newObserver(rt Runtime, runID string) *observer {
+func newObserver(rt Runtime, sel map[string]string) *observer {
 	return &observer{
-		rt: rt, runID: runID,
+		rt: rt, sel: sel,
 		sandboxes:  map[string]*runtimeapi.PodSandbox{},
 		containers: map[string]*observedContainer{},
 		subs:       map[string]chan struct{}{},
@@ -87,7 +90,7 @@ func (o *observer) watch(ctx context.Context) {
 				_ = o.poll(ctx)
 				continue
 			}
-			if ev.GetPodSandboxStatus().GetLabels()[LabelRun] != o.runID {
+			if !hasLabels(ev.GetPodSandboxStatus().GetLabels(), o.sel) {
 				continue // another run's, or replayed history
 			}
 			if !changesOnItsOwn(ev.GetContainerEventType()) {
@@ -113,12 +116,11 @@ func (o *observer) poll(ctx context.Context) error {
 	o.pollMu.Lock()
 	defer o.pollMu.Unlock()
 
-	sel := map[string]string{LabelRun: o.runID}
-	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: o.sel})
 	if err != nil {
 		return err
 	}
-	ctrs, err := o.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	ctrs, err := o.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: o.sel})
 	if err != nil {
 		return err
 	}
@@ -243,6 +245,23 @@ func (o *observer) runtimeStatus(uid string, ips map[string][]string) *runtimeSt
 	}
 	st.sortNewestFirst()
 	return st
+}
+
+// sandboxList is every observed sandbox.
+func (o *observer) sandboxList() []*runtimeapi.PodSandbox {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Collect(maps.Values(o.sandboxes))
+}
+
+// hasLabels tells whether labels hold every label of sel.
+func hasLabels(labels, sel map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // changesOnItsOwn tells the events that report something podrun did not

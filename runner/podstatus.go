@@ -34,8 +34,8 @@ const (
 // waitingReason is why a container is not running, kept by container name
 // like the kubelet's reasonCache.
 type waitingReason struct {
-	Reason  string
-	Message string
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
 }
 
 // statusInput is everything podStatusFor decides from.

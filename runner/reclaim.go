@@ -16,6 +16,7 @@ import (
 	"github.com/podrun/podrun/volumes"
 
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podlist"
 )
 
 // staleTempDirAge: a half-made pod data dir (".new-*") older than this
@@ -248,10 +249,7 @@ func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 // matchPod reports whether a `podrun down` argument names the pod: NAME
 // (any namespace), NAMESPACE/NAME, or the pod UID.
 func matchPod(arg string, info PodInfo) bool {
-	if ns, name, ok := strings.Cut(arg, "/"); ok {
-		return ns == info.Namespace && name == info.Name
-	}
-	return arg == info.Name || arg == info.UID
+	return podlist.Matches(arg, info.Namespace, info.Name, info.UID)
 }
 
 // PodRef is a podrun pod as FindPod finds it: its name, namespace, UID

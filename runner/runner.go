@@ -242,7 +242,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
 		cgroups:      cgHost, cgsys: cgsys, pods: pods,
-		obs:   newObserver(rt, opts.Owner.RunID),
+		obs:   newObserver(rt, map[string]string{LabelRun: opts.Owner.RunID}),
 		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,
 	}, nil
@@ -280,6 +280,9 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
 		res.Logs = p.readLogTails()
+		// What ps shows of the pod from now on: the last status podrun saw,
+		// and that nothing probes or restarts it any more.
+		p.recordStatus(func(rec *statusRecord) { rec.Detached = true })
 		p.event("Detached", "leaving the pod running")
 		return res
 	}

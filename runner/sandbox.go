@@ -162,3 +162,16 @@ func podHostnameAndDomain(pod *v1.Pod, clusterDomain string) (string, string) {
 	}
 	return n.Nodename, n.Domain
 }
+
+// sandboxIPs is a sandbox's pod IPs, the primary first.
+func sandboxIPs(st *runtimeapi.PodSandboxStatusResponse) []string {
+	n := st.GetStatus().GetNetwork()
+	if n == nil || n.Ip == "" {
+		return nil
+	}
+	ips := []string{n.Ip}
+	for _, ip := range n.AdditionalIps {
+		ips = append(ips, ip.Ip)
+	}
+	return ips
+}

@@ -44,6 +44,9 @@ type podRun struct {
 
 	apiStatus v1.PodStatus // the v1.PodStatus last generated from observed
 
+	rec       statusRecord // the status record last written to the data dir (podrecord.go)
+	recFailed bool         // writing it failed once: warned, not again
+
 	acted actedOn // what the current act touched, for observeActed
 }
 
@@ -183,13 +186,44 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			continue
 		}
 		// Nothing started: the act may have recorded why (CrashLoopBackOff,
-		// ImagePullBackOff), which the status shows while the loop waits.
+		// ImagePullBackOff), which the status shows while the loop waits,
+		// and `podrun ps` too (podrecord.go).
 		p.apiStatus = p.generateAPIStatus()
 		p.reportStatus()
+		p.recordStatus(nil)
 		if !p.sleep(ctx, nextWake) {
 			return OutcomeWaiting, nil
 		}
 	}
+}
+
+// recordStatus writes the pod's status record when what it holds changed
+// (or mark changes it: detached, deleting), so that `podrun ps` sees what
+// the run sees. A failed write is reported once; the run goes on.
+func (p *podRun) recordStatus(mark func(*statusRecord)) {
+	if p.dataDir == "" {
+		return
+	}
+	names := map[string]string{}
+	for _, c := range p.observed.Containers {
+		names[c.ID] = c.Name
+	}
+	now := p.r.now()
+	next := nextStatusRecord(p.rec, recordInput{
+		Reasons: p.reasons, Probes: p.probes, Names: names, Conditions: p.apiStatus.Conditions, Now: now,
+	})
+	if mark != nil {
+		mark(&next)
+	}
+	if !next.changed(p.rec) {
+		return
+	}
+	next.Written = now
+	if err := writeStatusRecord(p.dataDir, next); err != nil && !p.recFailed {
+		p.recFailed = true
+		p.event("Warning", "podrun ps will not see the pod's latest status: %v", err)
+	}
+	p.rec = next
 }
 
 // sleep waits until the observer reports a change for the pod or a probe
@@ -221,9 +255,17 @@ func (p *podRun) setUp() error {
 	if h != nil {
 		cgroup = h.PodCgroupName(p.pod)
 	}
+	// The data dir holds the manifest and the status record from the
+	// start, for `podrun ps` (podrecord.go).
+	p.startTime = p.r.now()
+	manifest, err := manifestData(p.pod)
+	if err != nil {
+		return err
+	}
+	p.rec = statusRecord{StartTime: p.startTime, HostIP: p.r.facts.HostIP, Written: p.startTime}
 	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
 		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir, Cgroup: cgroup,
-	})
+	}, manifest, statusData(p.rec))
 	if err != nil {
 		return err
 	}
@@ -235,7 +277,6 @@ func (p *podRun) setUp() error {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
 		}
 	}
-	p.startTime = p.r.now()
 	// The volume manager mounts the pod's volumes before SyncPod runs.
 	if err := p.setUpVolumes(); err != nil {
 		return err
@@ -368,11 +409,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 			return "", fmt.Errorf("reading the pod sandbox status: %w", err)
 		}
 		sb.State, sb.CreatedAt = st.GetStatus().GetState(), st.GetStatus().GetCreatedAt()
-		if n := st.GetStatus().GetNetwork(); n != nil && n.Ip != "" {
-			ips := []string{n.Ip}
-			for _, ip := range n.AdditionalIps {
-				ips = append(ips, ip.Ip)
-			}
+		if ips := sandboxIPs(st); len(ips) > 0 {
 			p.ips[id] = ips
 		}
 	}

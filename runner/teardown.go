@@ -29,6 +29,11 @@ func (p *podRun) teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.gracePeriod())*time.Second+teardownSlack)
 	defer cancel()
 	var errs []error
+	// ps shows the pod Terminating from now on, with its grace period.
+	p.recordStatus(func(rec *statusRecord) {
+		now, grace := p.r.now(), p.gracePeriod()
+		rec.Deleting, rec.GracePeriod = &now, &grace
+	})
 	ids := p.sandboxIDs(ctx)
 	if err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)

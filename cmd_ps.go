@@ -1,0 +1,212 @@
+package main
+
+// `podrun ps`: the pods podrun runs on this node, as `kubectl get pods`
+// shows them (docs/ps.md). runner.PodLister builds them from the runtime,
+// their status by the run's own status code; package runner/podlist works
+// out the columns; this file prints.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/podlist"
+)
+
+// psWatchInterval is how often `ps -w` looks again besides the runtime's
+// container events: probe results and waiting reasons change without an
+// event, and a runtime without events (containerd 1.6) has only this.
+const psWatchInterval = time.Second
+
+func psCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "ps",
+		Usage: "list the pods podrun runs on this node",
+		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every podrun pod)\n\n" +
+			"# podrun's pods on this node, as kubectl get pods\n" +
+			"podrun ps\n" +
+			"# with the node, the run and who looks after each\n" +
+			"podrun ps -o wide\n" +
+			"# one pod as a v1.Pod with its live status, for scripts\n" +
+			"podrun ps -o json web\n" +
+			"# a row each time a pod changes, until Ctrl-C\n" +
+			"podrun ps -w",
+		Flags: append(runtimeFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput,
+				Usage: "`FORMAT`: table, wide, json or yaml (wide adds NODE, RUN and OWNER; json and yaml print a v1.List of v1.Pod, or the v1.Pod when one POD names one)"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Category: catOutput,
+				Usage: "after the list, print a pod again whenever it changes, as kubectl get -w (until Ctrl-C)"},
+		),
+		Action: func(c *cli.Context) error { return psAction(c, stdout, stderr) },
+	}
+}
+
+// podSource is one source of the pods ps lists, kept across a watch's
+// refreshes. The runtime's podrun pods (runner.PodLister) are the first;
+// another (pods handed over to a kubelet, say) adds its Items to
+// psSources, and they are merged, selected and printed alike.
+type podSource func(ctx context.Context) ([]podlist.Item, error)
+
+// listSources merges the sources' pods, sorted by namespace and name.
+func listSources(ctx context.Context, sources []podSource) ([]podlist.Item, error) {
+	var items []podlist.Item
+	for _, src := range sources {
+		its, err := src(ctx)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, its...)
+	}
+	podlist.Sort(items)
+	return items, nil
+}
+
+func psAction(c *cli.Context, stdout, stderr io.Writer) error {
+	format := str(c, "output")
+	switch format {
+	case "table", "wide", "json", "yaml":
+	default:
+		return podrunError(fmt.Errorf("invalid --output %q: want table, wide, json or yaml", format))
+	}
+	args := c.Args().Slice()
+	for _, a := range args {
+		// The command line stops reading flags at the first POD (urfave/cli).
+		if strings.HasPrefix(a, "-") {
+			return podrunError(fmt.Errorf("flag %s after the pod names: flags go first (podrun ps -o wide NAME)", a))
+		}
+	}
+	ctx, _, sigCode, stop := signals()
+	defer stop()
+	rt, err := dial(ctx, str(c, "runtime-endpoint"))
+	if err != nil {
+		return podrunError(err)
+	}
+	defer rt.Close()
+	lister := runner.NewPodLister(rt)
+	sources := []podSource{lister.List}
+
+	items, err := listSources(ctx, sources)
+	if err != nil {
+		return interrupted(err, sigCode)
+	}
+	selected, missing := podlist.Select(items, args)
+	p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide")}
+	if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
+		fmt.Fprintln(stderr, "No resources found")
+	}
+	if err := p.list(selected, len(args) == 1 && len(selected) == 1); err != nil {
+		return podrunError(err)
+	}
+	if len(missing) > 0 {
+		var errs []error
+		for _, m := range missing {
+			errs = append(errs, fmt.Errorf("no podrun pod %q", m))
+		}
+		return podrunError(errors.Join(errs...))
+	}
+	if !boolean(c, "watch") {
+		return nil
+	}
+
+	// Watch: the pods again on every change, a row (or an object) for each
+	// pod whose row changed, until a signal.
+	w := podlist.NewWatch()
+	w.Changed(selected)
+	changes := lister.Changes(ctx, psWatchInterval)
+	for range changes {
+		items, err := listSources(ctx, sources)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return podrunError(err)
+		}
+		if len(args) > 0 {
+			items, _ = podlist.Select(items, args)
+		}
+		if err := p.changed(w.Changed(items)); err != nil {
+			return podrunError(err)
+		}
+	}
+	if code := sigCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// psPrinter prints ps's pods in one format, the table's header once.
+type psPrinter struct {
+	out    io.Writer
+	format string
+	cols   podlist.Columns
+	table  podlist.Table
+	header bool   // printed
+	ns     string // without a NAMESPACE column: the namespace of the rows printed
+}
+
+// list prints the listing: the table, or a v1.List (the v1.Pod itself when
+// one argument named one pod, as kubectl get pod NAME).
+func (p *psPrinter) list(items []podlist.Item, single bool) error {
+	switch p.format {
+	case "json", "yaml":
+		if single {
+			return writeObject(p.out, p.format, podlist.WithKind(items[0].Pod))
+		}
+		return writeObject(p.out, p.format, podlist.List(podlist.Pods(items)))
+	}
+	return p.rows(items)
+}
+
+// changed prints what a watch saw change: rows, or one object per pod.
+func (p *psPrinter) changed(items []podlist.Item) error {
+	switch p.format {
+	case "json", "yaml":
+		for _, it := range items {
+			if p.format == "yaml" {
+				// The listing was the first document.
+				if _, err := io.WriteString(p.out, "---\n"); err != nil {
+					return err
+				}
+			}
+			if err := writeObject(p.out, p.format, podlist.WithKind(it.Pod)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return p.rows(items)
+}
+
+// rows prints table rows, after the header the first time there is one.
+func (p *psPrinter) rows(items []podlist.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	now := time.Now()
+	var rows [][]string
+	if !p.header {
+		rows = append(rows, p.cols.Header())
+		p.header = true
+	}
+	for _, it := range items {
+		r := p.cols.Row(it, now)
+		if !p.cols.Namespace {
+			// A watch that sees a pod of another namespace than the rows
+			// above (no NAMESPACE column) names it NAMESPACE/NAME.
+			if p.ns == "" {
+				p.ns = it.Pod.Namespace
+			} else if it.Pod.Namespace != p.ns {
+				r[0] = it.Pod.Namespace + "/" + r[0]
+			}
+		}
+		rows = append(rows, r)
+	}
+	_, err := io.WriteString(p.out, strings.Join(p.table.Lines(rows), "\n")+"\n")
+	return err
+}
