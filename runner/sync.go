@@ -261,7 +261,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
 		// With the preStop hook and the kill's grace period (hooks.go).
-		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil); err != nil {
+		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil, nil); err != nil {
 			return true, nextWake, err
 		}
 		acted = true
