@@ -13,6 +13,7 @@ import (
 	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
+	"github.com/podrun/podrun/runner/podresources"
 )
 
 // Options configure a run.
@@ -293,6 +294,8 @@ func rejectedResult(pods []*v1.Pod, rejected []*admission.Error) *Result {
 		r := PodResult{Pod: p, Outcome: OutcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
 		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
 			r.Status, r.Err = e.Status(), e
+			// The kubelet's rejectPod reports the pod's QoS class too.
+			r.Status.QOSClass = podresources.QOSClass(p)
 		} else {
 			r.Err = errors.New("not started: another pod of the run was rejected")
 		}

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -104,20 +103,17 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 // once teardown has stopped what still ran, and makes that its last status,
 // as the kubelet's SyncTerminatingPod writes the final status after
 // killPod: sidecars stopped after the regular containers show how they
-// ended. A pod whose wait ended otherwise (ready, timeout, signal) keeps the
-// status it had then, which says why it was not done.
+// ended, and the stopped sandbox makes PodReadyToStartContainers False
+// (PodSandboxNotReady). A pod whose wait ended otherwise (ready, timeout,
+// signal) keeps the status it had then, which says why it was not done.
 func (p *podRun) observeFinal(ctx context.Context) {
 	if p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
-	// Only what still ran can have changed: without it, no need to ask.
-	running := slices.ContainsFunc(p.observed.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
-	if running {
-		if err := p.r.obs.poll(ctx); err != nil {
-			return
-		}
-		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+	if err := p.r.obs.poll(ctx); err != nil {
+		return
 	}
+	p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 	p.terminal = true
 	p.apiStatus = p.generateAPIStatus()
 }
