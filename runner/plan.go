@@ -394,6 +394,21 @@ func (b *backOff) untilSinceUpdate(key string, now time.Time) (time.Time, bool) 
 	return end, now.Before(end)
 }
 
+// resyncInterval is the kubelet's default syncFrequency: a pod worker
+// looks at a pod at least this often, so no back-off wait is longer.
+const resyncInterval = time.Minute
+
+// requeueAfter is how long the kubelet's pod worker waits before it syncs
+// a pod again after a sync that found a container in back-off
+// (pod_workers.go completeWork): until the back-off ends, at most
+// resyncInterval, plus up to half of that again as jitter (wait.Jitter
+// with factor 0.5; rnd in [0, 1)). A restart after a crash therefore comes
+// 10 to 15 s after it, then 20 to 30 s, and so on, not on the dot.
+func requeueAfter(remaining time.Duration, rnd float64) time.Duration {
+	d := min(max(remaining, 0), resyncInterval)
+	return d + time.Duration(rnd*0.5*float64(d))
+}
+
 // delay is Get(key): the current delay, 0 without an entry.
 func (b *backOff) delay(key string) time.Duration { return b.entries[key].Delay }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -102,6 +103,7 @@ type runState struct {
 	multi bool // more than one container in the run: prefix output lines
 	host  resolvConf
 	now   func() time.Time
+	rand  func() float64 // in [0, 1), for the kubelet's jitter; nil: none
 	prog  sync.Mutex
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
@@ -225,13 +227,22 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
 	}
 	return &runState{
-		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
+		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
 		cgroups:      cgHost, cgsys: cgsys, pods: pods,
 		obs:   newObserver(rt, opts.Owner.RunID),
 		sink:  &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
 		multi: n > 1,
 	}, nil
+}
+
+// jitter is a random number in [0, 1) for the waits the kubelet jitters,
+// 0 when the run has no source of it (tests).
+func (r *runState) jitter() float64 {
+	if r.rand == nil {
+		return 0
+	}
+	return r.rand()
 }
 
 // progressf writes one line of podrun's own progress.

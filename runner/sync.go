@@ -411,8 +411,10 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 
 // restartBackOff is the kubelet's doBackOff for a container whose newest
 // instance prev exited: while the back-off from its exit runs, the
-// container waits in CrashLoopBackOff until the returned time; past it,
-// the next restart's back-off is recorded.
+// container waits in CrashLoopBackOff, and the returned time is when the
+// kubelet would look at it again (requeueAfter: the back-off's end plus
+// jitter); past the back-off's end, the next restart's back-off is
+// recorded.
 func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until time.Time, in bool) {
 	if prev == nil || prev.State != stateExited {
 		return time.Time{}, false
@@ -424,7 +426,7 @@ func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until t
 			p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
 		}
 		p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
-		return until, true
+		return now.Add(requeueAfter(until.Sub(now), p.r.jitter())), true
 	}
 	p.backoff.next(c.Name, prev.FinishedAt, now)
 	return time.Time{}, false
