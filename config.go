@@ -46,6 +46,7 @@ type runFlagValues struct {
 	CNIBinDir            string
 	ImageCredentials     string
 	SeccompProfileRoot   string
+	StaticPodNames       bool
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -76,6 +77,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CNIBinDir:            str(c, "cni-bin-dir"),
 		ImageCredentials:     str(c, "image-credentials"),
 		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
+		StaticPodNames:       boolean(c, "static-pod-names"),
 	}
 }
 
@@ -89,8 +91,11 @@ type runConfig struct {
 	ManifestURLCA string      // --manifest-url-ca: a PEM CA file trusted besides the system roots
 	Endpoint      string      // "" tries cri.DefaultEndpoints
 	NodeName      string
-	Output        string // text, json or yaml
-	Quiet         bool
+	// StaticPodNames: the kubelet's static pod names and defaults
+	// (sources.Options.StaticPodNames).
+	StaticPodNames bool
+	Output         string // text, json or yaml
+	Quiet          bool
 
 	Facts   runner.FactsConfig
 	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
@@ -140,7 +145,7 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
-		Output: f.Output, Quiet: f.Quiet,
+		StaticPodNames: f.StaticPodNames, Output: f.Output, Quiet: f.Quiet,
 		Facts: runner.FactsConfig{
 			Node:         node,
 			CgroupDriver: f.CgroupDriver,

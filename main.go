@@ -125,6 +125,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",
 			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr"},
 		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
+		&cli.BoolFlag{Name: "static-pod-names", Usage: "name and default pods as the kubelet does static pods: <name>-<node-name>, spec.nodeName this node, a NoExecute toleration (for a kubelet taking them over: docs/handover.md)"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
 		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot,
@@ -247,7 +248,8 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	defer stopSignals()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
+	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
+		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: time.Now()})
 	if err != nil {
 		return interrupted(err, sigCode)
 	}
