@@ -877,3 +877,35 @@ func TestContainerStatusFields(t *testing.T) {
 		t.Errorf("b, not created: volumeMounts %+v, want %+v", b.VolumeMounts, wantMounts[:1])
 	}
 }
+
+// TestQOSClassPodLevel: pod-level resources decide the class when they set
+// cpu, memory or hugepages (kubelet v1.37, PodLevelResourcesFixKubeletQOSClass),
+// whatever the containers say.
+func TestQOSClassPodLevel(t *testing.T) {
+	rl := func(cpu, mem string) v1.ResourceList {
+		l := v1.ResourceList{}
+		if cpu != "" {
+			l[v1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[v1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.ResourceRequirements
+		ctr  v1.ResourceRequirements
+		want v1.PodQOSClass
+	}{
+		{"pod-level memory only, BestEffort containers: Burstable", &v1.ResourceRequirements{Requests: rl("", "100Mi"), Limits: rl("", "200Mi")}, v1.ResourceRequirements{}, v1.PodQOSBurstable},
+		{"pod-level requests equal limits, Burstable containers: Guaranteed", &v1.ResourceRequirements{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}, v1.ResourceRequirements{Requests: rl("100m", "")}, v1.PodQOSGuaranteed},
+		{"pod-level limits only: Guaranteed", &v1.ResourceRequirements{Limits: rl("1", "1Gi")}, v1.ResourceRequirements{}, v1.PodQOSGuaranteed},
+		{"pod-level of other resources only: the containers decide", &v1.ResourceRequirements{Limits: v1.ResourceList{"pids": resource.MustParse("10")}}, v1.ResourceRequirements{Requests: rl("100m", "")}, v1.PodQOSBurstable},
+	} {
+		pod := &v1.Pod{Spec: v1.PodSpec{Resources: tc.pod, Containers: []v1.Container{{Name: "c", Resources: tc.ctr}}}}
+		if got := podresources.QOSClass(pod); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
