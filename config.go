@@ -48,6 +48,7 @@ type runFlagValues struct {
 	SeccompProfileRoot   string
 	DryRun               bool
 	JUnit                string
+	StaticPodNames       bool
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -80,6 +81,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
 		DryRun:               boolean(c, "dry-run"),
 		JUnit:                str(c, "junit"),
+		StaticPodNames:       boolean(c, "static-pod-names"),
 	}
 }
 
@@ -97,6 +99,9 @@ type runConfig struct {
 	Quiet         bool
 	DryRun        bool   // --dry-run, podrun validate: stop before the runtime (cmd_validate.go)
 	JUnit         string // --junit: the JUnit report's path (junit.go); "" for none
+	// StaticPodNames: the kubelet's static pod names and defaults
+	// (sources.Options.StaticPodNames).
+	StaticPodNames bool
 
 	Facts   runner.FactsConfig
 	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
@@ -160,7 +165,7 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
-		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit,
+		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
 		Facts: runner.FactsConfig{
 			Node:         node,
 			CgroupDriver: f.CgroupDriver,

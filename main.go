@@ -146,6 +146,7 @@ func runFlags() []cli.Flag {
 			Usage: "docker config.json `FILE` with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
 		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true, Category: catSecurity,
 			Usage: "`DIR` of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
+		&cli.BoolFlag{Name: "static-pod-names", Category: catNode, Usage: "name and default pods as the kubelet does static pods: <name>-<node-name>, spec.nodeName this node, a NoExecute toleration (for a kubelet taking them over: docs/handover.md)"},
 	)
 }
 
@@ -268,7 +269,14 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	defer func() { err = jr.write(err, sigCode()) }()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
+	// A dry run stamps no config.seen: it sees no pod start, and its
+	// output stays the same from one dry run to the next (docs/validate.md).
+	seen := time.Now()
+	if cfg.DryRun {
+		seen = time.Time{}
+	}
+	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
+		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: seen})
 	if err != nil {
 		return interrupted(err, sigCode)
 	}

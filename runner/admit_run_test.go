@@ -42,8 +42,9 @@ func TestAdmitRunRejectsBeforeCreating(t *testing.T) {
 	if res == nil || len(res.Pods) != 2 {
 		t.Fatalf("result %+v, want both pods", res)
 	}
-	if st := res.Pods[1].Status; st.Phase != v1.PodFailed || st.Reason != "OutOfcpu" || !strings.HasPrefix(st.Message, "Pod was rejected: ") {
-		t.Errorf("rejected pod's status %+v", st)
+	if st := res.Pods[1].Status; st.Phase != v1.PodFailed || st.Reason != "OutOfcpu" || !strings.HasPrefix(st.Message, "Pod was rejected: ") ||
+		st.QOSClass != v1.PodQOSBurstable {
+		t.Errorf("rejected pod's status %+v, want Failed, OutOfcpu, Burstable (the kubelet's rejectPod has the QoS class)", st)
 	}
 	if st := res.Pods[0].Status; st.Phase != v1.PodPending {
 		t.Errorf("other pod's status %+v, want Pending", st)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/dump"
 
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/podresources"
@@ -127,10 +129,16 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 	return a
 }
 
-// containerHash covers the container's name and image, like the kubelet's HashContainer.
+// containerHash is the kubelet's HashContainer (pkg/kubelet/container/
+// helpers.go, the same since v1.31): FNV-32a over the dump.ForHash text of
+// the JSON of the container's name and image, in lower-case hex. A kubelet
+// that finds a running container whose hash annotation differs restarts it
+// ("definition changed"), so the same value lets it adopt podrun's
+// containers (docs/handover.md).
 func containerHash(c *v1.Container) string {
+	b, _ := json.Marshal(map[string]string{"name": c.Name, "image": c.Image})
 	h := fnv.New32a()
-	h.Write([]byte(c.Name + "\x00" + c.Image))
+	fmt.Fprintf(h, "%v", dump.ForHash(b))
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
 }
 

@@ -276,3 +276,18 @@ func TestExpandUnclosedReferenceKeepsExpandingAfterIt(t *testing.T) {
 		t.Errorf("expand = %q, want %q", got, want)
 	}
 }
+
+// TestContainerHash: the kubelet's HashContainer values, as kubelet v1.37.2
+// wrote them on its containers (io.kubernetes.container.hash), so that a
+// kubelet adopting podrun's containers finds their definition unchanged.
+func TestContainerHash(t *testing.T) {
+	for _, tc := range []struct {
+		name, image, want string
+	}{
+		{"httpd", "busybox:1.36", "18a7283"},
+	} {
+		if got := containerHash(&v1.Container{Name: tc.name, Image: tc.image, Command: []string{"ignored"}}); got != tc.want {
+			t.Errorf("containerHash(%s, %s) = %s, want %s", tc.name, tc.image, got, tc.want)
+		}
+	}
+}

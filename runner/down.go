@@ -79,11 +79,54 @@ func stopTurns(cs []downContainer) [][]int {
 	return turns
 }
 
+// terminationOrdering is the kubelet's (kuberuntime
+// termination_ordering.go) for one stop of a pod: a container waits for
+// the containers stopTurns names, for at most the grace period it has
+// left, before it is stopped itself. The run's teardown (killPod) and
+// `podrun down` (stopForDown) stop pods through it alike.
+type terminationOrdering struct {
+	turns   [][]int
+	stopped []chan struct{}
+}
+
+func newTerminationOrdering(cs []downContainer) *terminationOrdering {
+	o := &terminationOrdering{turns: stopTurns(cs), stopped: make([]chan struct{}, len(cs))}
+	for i := range o.stopped {
+		o.stopped[i] = make(chan struct{})
+	}
+	return o
+}
+
+// waitForTurn waits until every container before container i has stopped,
+// at most grace seconds, or until force closes (forced), and returns the
+// whole seconds it waited, which the container's grace period loses.
+func (o *terminationOrdering) waitForTurn(i int, grace int64, force <-chan struct{}) (elapsed int64, forced bool) {
+	if len(o.turns[i]) == 0 || grace <= 0 {
+		return 0, false
+	}
+	start := time.Now()
+	wait := time.NewTimer(time.Duration(grace) * time.Second)
+	defer wait.Stop()
+	for _, j := range o.turns[i] {
+		select {
+		case <-o.stopped[j]:
+		case <-wait.C:
+			return int64(time.Since(start) / time.Second), false
+		case <-force:
+			return int64(time.Since(start) / time.Second), true
+		}
+	}
+	return int64(time.Since(start) / time.Second), false
+}
+
+// terminated marks container i stopped; it is called once per container.
+func (o *terminationOrdering) terminated(i int) { close(o.stopped[i]) }
+
 // stopForDown stops the running containers of a sandbox as the kubelet
 // stops a pod: all at once, each with its preStop hook first (run for at
 // most the grace period, which it consumes), the sidecars then waiting for
-// their turn (stopTurns, also consuming the grace period), and CRI
-// StopContainer with what is left of it, at least 2 s.
+// their turn (terminationOrdering, also consuming the grace period), and
+// CRI StopContainer with what is left of it, at least 2 s.
 func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, progressf func(string, ...any)) error {
 	var cs []downContainer
 	for _, c := range ctrs {
@@ -105,16 +148,12 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 		// A host-network pod: its servers answer on the node.
 		podIP = "127.0.0.1"
 	}
-	turns := stopTurns(cs)
-	stopped := make([]chan struct{}, len(cs))
-	for i := range stopped {
-		stopped[i] = make(chan struct{})
-	}
+	order := newTerminationOrdering(cs)
 	errs := make([]error, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		wg.Go(func() {
-			defer close(stopped[i])
+			defer order.terminated(i)
 			left := grace
 			progressf("pod/%s: Killing: Stopping container %s", name, c.Name)
 			if c.PreStop != nil && left > 0 {
@@ -124,17 +163,9 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 				})
 				left -= elapsed
 			}
-			if len(turns[i]) > 0 && left > 0 {
-				start := time.Now()
-				wait := time.NewTimer(time.Duration(left) * time.Second)
-				for _, j := range turns[i] {
-					select {
-					case <-stopped[j]:
-					case <-wait.C:
-					}
-				}
-				wait.Stop()
-				left -= int64(time.Since(start) / time.Second)
+			if left > 0 {
+				elapsed, _ := order.waitForTurn(i, left, nil)
+				left -= elapsed
 			}
 			if err := rt.StopContainer(ctx, c.ID, max(left, minimumGracePeriodSeconds)); err != nil {
 				errs[i] = fmt.Errorf("stopping container %s: %w", c.Name, err)

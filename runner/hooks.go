@@ -60,9 +60,12 @@ func killGracePeriod(pod *v1.Pod, c *v1.Container, reason killReason) int64 {
 // period is above 0) bounded by the grace period, whose elapsed whole
 // seconds it consumes, then CRI StopContainer with what is left, at least
 // 2 s; the runtime sends SIGKILL when that runs out. message "" means
-// "Stopping container NAME". When force closes, the hook is abandoned and
-// the container is stopped with no grace.
-func (p *podRun) killContainer(ctx context.Context, id, name string, reason killReason, message string, force <-chan struct{}) error {
+// "Stopping container NAME". waitTurn, when set, is called after the hook
+// with the grace period left: the wait for the container's turn in the
+// pod's termination ordering (killPod), which consumes it too. When force
+// closes, the hook or the wait is abandoned and the container is stopped
+// with no grace.
+func (p *podRun) killContainer(ctx context.Context, id, name string, reason killReason, message string, force <-chan struct{}, waitTurn func(grace int64) (int64, bool)) error {
 	c := volumes.FindContainer(p.pod, name)
 	grace := killGracePeriod(p.pod, c, reason)
 	if message == "" {
@@ -73,6 +76,11 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
 		var elapsed int64
 		elapsed, forced = runPreStop(ctx, p.r.rt, id, c, c.Lifecycle.PreStop, grace, p.fullName(), p.podIP(), force, p.event)
+		grace -= elapsed
+	}
+	if waitTurn != nil && !forced && grace > 0 {
+		var elapsed int64
+		elapsed, forced = waitTurn(grace)
 		grace -= elapsed
 	}
 	grace = max(grace, minimumGracePeriodSeconds)
@@ -140,7 +148,7 @@ func (p *podRun) postStart(ctx context.Context, id string, c *v1.Container) bool
 	}
 	// The kubelet keeps the hook's message out of the event.
 	p.event("FailedPostStartHook", "PostStartHook failed")
-	if kerr := p.killContainer(context.WithoutCancel(ctx), id, c.Name, killFailedPostStartHook, "FailedPostStartHook", nil); kerr != nil {
+	if kerr := p.killContainer(context.WithoutCancel(ctx), id, c.Name, killFailedPostStartHook, "FailedPostStartHook", nil, nil); kerr != nil {
 		p.event("Warning", "%v", kerr)
 	}
 	p.reasons[c.Name] = waitingReason{Reason: reasonPostStartHookError, Message: msg}

@@ -125,7 +125,7 @@ func TestPreStopHookRunsBeforeTheStop(t *testing.T) {
 		stateAtHook = st.GetState()
 		return fake.ExecResult{}
 	})
-	if err := e.p.killContainer(context.Background(), e.id, "c", "", "", nil); err != nil {
+	if err := e.p.killContainer(context.Background(), e.id, "c", "", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(e.calls) != 1 || stateAtHook != runtimeapi.ContainerState_CONTAINER_RUNNING {
@@ -140,7 +140,7 @@ func TestPreStopHookIsCutAtTheGracePeriod(t *testing.T) {
 	c := v1.Container{Name: "c", Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 30}}}}
 	e := newHookEnv(t, c, nil)
 	start := time.Now()
-	if err := e.p.killContainer(context.Background(), e.id, "c", "", "", nil); err != nil {
+	if err := e.p.killContainer(context.Background(), e.id, "c", "", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -294,6 +295,10 @@ func fromCRIStatus(s *runtimeapi.ContainerStatus) *containerStatus {
 	}
 	if s.Image != nil {
 		cs.Image = s.Image.Image
+	}
+	if l := s.GetUser().GetLinux(); l != nil {
+		cs.User = &v1.ContainerUser{Linux: &v1.LinuxContainerUser{
+			UID: l.Uid, GID: l.Gid, SupplementalGroups: l.SupplementalGroups}}
 	}
 	cs.RestartCount, _ = strconv.Atoi(s.Annotations[annotationRestartCount])
 	switch s.State {

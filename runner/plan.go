@@ -62,7 +62,7 @@ type planInput struct {
 // here: the sync step defers a start that is still in back-off.
 func computePodActions(in planInput) podActions {
 	pod, status := in.Pod, in.Status
-	create, attempt, sandboxID := sandboxChanged(pod, status)
+	create, attempt, sandboxID, _ := sandboxChanged(pod, status)
 	a := podActions{
 		KillPod:          create,
 		CreateSandbox:    create,
@@ -260,12 +260,22 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 	return initialized
 }
 
+// Why a pod needs a new sandbox, as the kubelet says it in the
+// PodReadyToStartContainers condition's message (pkg/kubelet/types
+// PodSandboxNotReadyMsg*, v1.37).
+const (
+	sandboxMsgNone      = "no pod sandbox exists"
+	sandboxMsgMultiple  = "multiple pod sandboxes are ready and need to be reconciled"
+	sandboxMsgNotReady  = "pod sandbox is not ready"
+	sandboxMsgNoAddress = "pod sandbox has no IP address"
+)
+
 // sandboxChanged reports whether the pod needs a new sandbox, with the attempt
-// number for it, or the ID of the sandbox to keep using (kubelet
-// PodSandboxChanged).
-func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string) {
+// number for it, or the ID of the sandbox to keep using, and why it needs
+// one (kubelet PodSandboxChanged).
+func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string, string) {
 	if len(status.Sandboxes) == 0 {
-		return true, 0, ""
+		return true, 0, "", sandboxMsgNone
 	}
 	ready := 0
 	for _, s := range status.Sandboxes {
@@ -275,10 +285,14 @@ func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string) {
 	}
 	newest := status.Sandboxes[0]
 	switch {
-	case ready > 1, !newest.Ready, !pod.Spec.HostNetwork && newest.IP == "":
-		return true, newest.Attempt + 1, newest.ID
+	case ready > 1:
+		return true, newest.Attempt + 1, newest.ID, sandboxMsgMultiple
+	case !newest.Ready:
+		return true, newest.Attempt + 1, newest.ID, sandboxMsgNotReady
+	case !pod.Spec.HostNetwork && newest.IP == "":
+		return true, newest.Attempt + 1, newest.ID, sandboxMsgNoAddress
 	}
-	return false, newest.Attempt, newest.ID
+	return false, newest.Attempt, newest.ID, ""
 }
 
 // shouldRestart is the kubelet's ShouldContainerBeRestarted for the newest
@@ -378,6 +392,21 @@ func (b *backOff) untilSinceUpdate(key string, now time.Time) (time.Time, bool) 
 	}
 	end := e.LastUpdate.Add(e.Delay)
 	return end, now.Before(end)
+}
+
+// resyncInterval is the kubelet's default syncFrequency: a pod worker
+// looks at a pod at least this often, so no back-off wait is longer.
+const resyncInterval = time.Minute
+
+// requeueAfter is how long the kubelet's pod worker waits before it syncs
+// a pod again after a sync that found a container in back-off
+// (pod_workers.go completeWork): until the back-off ends, at most
+// resyncInterval, plus up to half of that again as jitter (wait.Jitter
+// with factor 0.5; rnd in [0, 1)). A restart after a crash therefore comes
+// 10 to 15 s after it, then 20 to 30 s, and so on, not on the dot.
+func requeueAfter(remaining time.Duration, rnd float64) time.Duration {
+	d := min(max(remaining, 0), resyncInterval)
+	return d + time.Duration(rnd*0.5*float64(d))
 }
 
 // delay is Get(key): the current delay, 0 without an entry.

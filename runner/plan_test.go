@@ -465,3 +465,25 @@ func TestPermanentPullFailure(t *testing.T) {
 		})
 	}
 }
+
+func TestRequeueAfter(t *testing.T) {
+	for _, tc := range []struct {
+		remaining time.Duration
+		rnd       float64
+		want      time.Duration
+	}{
+		{10 * time.Second, 0, 10 * time.Second},
+		{10 * time.Second, 0.5, 12500 * time.Millisecond},
+		{10 * time.Second, 0.999, 14995 * time.Millisecond},
+		{40 * time.Second, 1, 60 * time.Second},
+		{-time.Second, 0.9, 0},
+		// A 5-minute back-off is looked at after at most a minute (and
+		// its jitter), again and again.
+		{300 * time.Second, 0, time.Minute},
+		{300 * time.Second, 1, 90 * time.Second},
+	} {
+		if got := requeueAfter(tc.remaining, tc.rnd); got != tc.want {
+			t.Errorf("requeueAfter(%s, %v) = %s, want %s", tc.remaining, tc.rnd, got, tc.want)
+		}
+	}
+}

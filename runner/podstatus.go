@@ -28,6 +28,7 @@ const (
 	reasonContainersNotReady  = "ContainersNotReady"
 	reasonPodCompleted        = "PodCompleted"
 	reasonPodFailed           = "PodFailed"
+	reasonPodSandboxNotReady  = "PodSandboxNotReady"
 	conditionReadyToStartCtrs = v1.PodConditionType("PodReadyToStartContainers")
 )
 
@@ -84,17 +85,30 @@ func podStatusFor(in statusInput) v1.PodStatus {
 	out.ContainerStatuses = containerStatusesFor(in, pod.Spec.Containers, hasInit, false)
 	out.Phase = podPhase(pod, out.InitContainerStatuses, out.ContainerStatuses, in.Terminal)
 
-	create, _, _ := sandboxChanged(pod, st)
-	out.Conditions = []v1.PodCondition{
-		condition(conditionReadyToStartCtrs, !create, "", ""),
-		initializedCondition(pod, out),
-	}
+	// The kubelet's order: PodReadyToStartContainers, Initialized, Ready,
+	// ContainersReady, PodScheduled.
 	ready := containersReadyCondition(pod, out)
-	out.Conditions = append(out.Conditions, ready)
 	podReady := ready
 	podReady.Type = v1.PodReady
-	out.Conditions = append(out.Conditions, podReady, condition(v1.PodScheduled, true, "", ""))
+	out.Conditions = []v1.PodCondition{
+		readyToStartCondition(pod, st),
+		initializedCondition(pod, out),
+		podReady,
+		ready,
+		condition(v1.PodScheduled, true, "", ""),
+	}
 	return out
+}
+
+// readyToStartCondition is the kubelet's
+// GeneratePodReadyToStartContainersCondition: True while the pod's
+// sandbox stands, else False with reason PodSandboxNotReady and why (as
+// the kubelet reports a pod whose sandbox it stopped once it ended).
+func readyToStartCondition(pod *v1.Pod, st *runtimeStatus) v1.PodCondition {
+	if create, _, _, why := sandboxChanged(pod, st); create {
+		return condition(conditionReadyToStartCtrs, false, reasonPodSandboxNotReady, why)
+	}
+	return condition(conditionReadyToStartCtrs, true, "", "")
 }
 
 func condition(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
@@ -111,7 +125,7 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 	var out []v1.ContainerStatus
 	for i := range containers {
 		c := &containers[i]
-		s := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+		s := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c)}
 		cur := in.Status.latest(c.Name)
 		if cur == nil {
 			reason := reasonContainerCreating
@@ -132,6 +146,12 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 			s.ImageID = cur.ImageRef
 		}
 		s.RestartCount = int32(cur.RestartCount)
+		// The resources the container was given (the kubelet's
+		// allocation, which for a pod nobody resizes is its spec) and
+		// the identity it runs as.
+		s.Resources = c.Resources.DeepCopy()
+		s.AllocatedResources = c.Resources.Requests.DeepCopy()
+		s.User = cur.User
 		started := false
 		switch cur.State {
 		case stateRunning:
@@ -167,6 +187,26 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 			if prev := in.Status.previous(c.Name); prev != nil && prev.State == stateExited {
 				s.LastTerminationState.Terminated = terminated(in.RuntimeName, prev)
 			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// volumeMountStatuses is the kubelet's status.volumeMounts of a container:
+// each mount as the spec gives it, a read-only one with whether it is
+// recursively read-only (podrun makes it so only when asked with Enabled;
+// IfPossible is not).
+func volumeMountStatuses(c *v1.Container) []v1.VolumeMountStatus {
+	var out []v1.VolumeMountStatus
+	for _, m := range c.VolumeMounts {
+		s := v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if m.ReadOnly {
+			mode := v1.RecursiveReadOnlyDisabled
+			if m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == v1.RecursiveReadOnlyEnabled {
+				mode = v1.RecursiveReadOnlyEnabled
+			}
+			s.RecursiveReadOnly = &mode
 		}
 		out = append(out, s)
 	}
@@ -279,9 +319,20 @@ func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus 
 	return nil
 }
 
-// initializedCondition: every init container done (regular: exited 0;
-// sidecar: started), or a regular container already started.
+// initializedCondition is the kubelet's GeneratePodInitializedCondition,
+// in its order: a pod that Succeeded is initialized with reason
+// PodCompleted (with or without init containers: every init container has
+// a status here); else one whose regular containers started is; else every
+// init container must be done (regular: exited 0; sidecar: started).
 func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
+	if st.Phase == v1.PodSucceeded {
+		return condition(v1.PodInitialized, true, reasonPodCompleted, "")
+	}
+	for _, s := range st.ContainerStatuses {
+		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+			return condition(v1.PodInitialized, true, "", "")
+		}
+	}
 	var pending []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
@@ -292,16 +343,7 @@ func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
 			pending = append(pending, c.Name)
 		}
 	}
-	for _, s := range st.ContainerStatuses {
-		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
-			pending = nil
-			break
-		}
-	}
 	if len(pending) == 0 {
-		if st.Phase == v1.PodSucceeded && len(pod.Spec.InitContainers) > 0 {
-			return condition(v1.PodInitialized, true, reasonPodCompleted, "")
-		}
 		return condition(v1.PodInitialized, true, "", "")
 	}
 	return condition(v1.PodInitialized, false, reasonContainersNotInit,

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -296,7 +297,8 @@ func TestPodStatusForBase(t *testing.T) {
 			t.Errorf("condition %s = %s (%s: %s), want True", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}
-	want := []v1.PodConditionType{conditionReadyToStartCtrs, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled}
+	// The kubelet's order.
+	want := []v1.PodConditionType{conditionReadyToStartCtrs, v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled}
 	if !reflect.DeepEqual(types, want) {
 		t.Errorf("conditions = %v, want %v", types, want)
 	}
@@ -306,6 +308,8 @@ func TestPodStatusForBase(t *testing.T) {
 		State:   v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(tStart)}},
 		Ready:   true,
 		Started: ptrTo(true),
+		// No resources in its spec: the kubelet reports an empty set.
+		Resources: &v1.ResourceRequirements{},
 	}
 	if !reflect.DeepEqual(a, wantA) {
 		t.Errorf("status of a =\n%+v\nwant\n%+v", a, wantA)
@@ -573,13 +577,19 @@ func TestPodConditions(t *testing.T) {
 			name:   "PodReadyToStartContainers is False without a sandbox",
 			mutate: func(in *statusInput) { in.Status = &runtimeStatus{} },
 			typ:    conditionReadyToStartCtrs,
-			want:   want{status: v1.ConditionFalse},
+			want:   want{v1.ConditionFalse, reasonPodSandboxNotReady, "no pod sandbox exists"},
 		},
 		{
-			name:   "PodReadyToStartContainers is False when the sandbox is not ready",
+			name:   "PodReadyToStartContainers is False with PodSandboxNotReady once the sandbox is stopped",
 			mutate: func(in *statusInput) { in.Status.Sandboxes[0].Ready = false },
 			typ:    conditionReadyToStartCtrs,
-			want:   want{status: v1.ConditionFalse},
+			want:   want{v1.ConditionFalse, reasonPodSandboxNotReady, "pod sandbox is not ready"},
+		},
+		{
+			name:   "PodReadyToStartContainers is False when a pod-network sandbox has no address",
+			mutate: func(in *statusInput) { in.Status.Sandboxes[0].IP = "" },
+			typ:    conditionReadyToStartCtrs,
+			want:   want{v1.ConditionFalse, reasonPodSandboxNotReady, "pod sandbox has no IP address"},
 		},
 		{
 			name:   "Initialized lists every incomplete init container",
@@ -615,6 +625,18 @@ func TestPodConditions(t *testing.T) {
 			name: "Initialized is True with reason PodCompleted when the pod Succeeded",
 			mutate: func(in *statusInput) {
 				in.Pod.Spec.RestartPolicy = v1.RestartPolicyNever
+				for _, n := range []string{"a", "b"} {
+					in.Status.latest(n).State = stateExited
+				}
+			},
+			typ:  v1.PodInitialized,
+			want: want{v1.ConditionTrue, reasonPodCompleted, ""},
+		},
+		{
+			name: "Initialized is PodCompleted when the pod Succeeded without init containers",
+			mutate: func(in *statusInput) {
+				in.Pod.Spec.RestartPolicy = v1.RestartPolicyNever
+				in.Pod.Spec.InitContainers = nil
 				for _, n := range []string{"a", "b"} {
 					in.Status.latest(n).State = stateExited
 				}
@@ -797,5 +819,93 @@ func TestQOSClass(t *testing.T) {
 				t.Errorf("qosClass = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestContainerStatusFields: what the kubelet adds to a container's status
+// besides its state (convertToAPIContainerStatuses, v1.37): the resources
+// it was given and its requests once it exists, the identity the runtime
+// reports, and its volume mounts always.
+func TestContainerStatusFields(t *testing.T) {
+	enabled, ifPossible := v1.RecursiveReadOnlyEnabled, v1.RecursiveReadOnlyIfPossible
+	res := v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")},
+		Limits:   v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")},
+	}
+	mounts := []v1.VolumeMount{
+		{Name: "data", MountPath: "/data"},
+		{Name: "conf", MountPath: "/etc/conf", ReadOnly: true},
+		{Name: "rro", MountPath: "/rro", ReadOnly: true, RecursiveReadOnly: &enabled},
+		{Name: "maybe", MountPath: "/maybe", ReadOnly: true, RecursiveReadOnly: &ifPossible},
+	}
+	disabledMode, enabledMode := v1.RecursiveReadOnlyDisabled, v1.RecursiveReadOnlyEnabled
+	wantMounts := []v1.VolumeMountStatus{
+		{Name: "data", MountPath: "/data"},
+		{Name: "conf", MountPath: "/etc/conf", ReadOnly: true, RecursiveReadOnly: &disabledMode},
+		{Name: "rro", MountPath: "/rro", ReadOnly: true, RecursiveReadOnly: &enabledMode},
+		{Name: "maybe", MountPath: "/maybe", ReadOnly: true, RecursiveReadOnly: &disabledMode},
+	}
+	user := &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 1000, GID: 3000, SupplementalGroups: []int64{3000, 4000}}}
+
+	in := baseStatusInput()
+	in.Pod.Spec.Containers[0].Resources = res
+	in.Pod.Spec.Containers[0].VolumeMounts = mounts
+	in.Pod.Spec.Containers[1].VolumeMounts = mounts[:1]
+	in.Status.latest("a").User = user
+	// b has not been created yet.
+	in.Status.Containers = slices.DeleteFunc(in.Status.Containers, func(c *containerStatus) bool { return c.Name == "b" })
+	st := podStatusFor(in)
+
+	a := st.ContainerStatuses[0]
+	if !reflect.DeepEqual(a.Resources, &res) {
+		t.Errorf("a: resources %+v, want %+v", a.Resources, res)
+	}
+	if !reflect.DeepEqual(a.AllocatedResources, res.Requests) {
+		t.Errorf("a: allocatedResources %v, want the requests %v", a.AllocatedResources, res.Requests)
+	}
+	if !reflect.DeepEqual(a.User, user) {
+		t.Errorf("a: user %+v, want %+v", a.User, user)
+	}
+	if !reflect.DeepEqual(a.VolumeMounts, wantMounts) {
+		t.Errorf("a: volumeMounts %+v, want %+v", a.VolumeMounts, wantMounts)
+	}
+	b := st.ContainerStatuses[1]
+	if b.Resources != nil || b.AllocatedResources != nil || b.User != nil {
+		t.Errorf("b, not created: resources %v, allocated %v, user %v; want none", b.Resources, b.AllocatedResources, b.User)
+	}
+	if !reflect.DeepEqual(b.VolumeMounts, wantMounts[:1]) {
+		t.Errorf("b, not created: volumeMounts %+v, want %+v", b.VolumeMounts, wantMounts[:1])
+	}
+}
+
+// TestQOSClassPodLevel: pod-level resources decide the class when they set
+// cpu, memory or hugepages (kubelet v1.37, PodLevelResourcesFixKubeletQOSClass),
+// whatever the containers say.
+func TestQOSClassPodLevel(t *testing.T) {
+	rl := func(cpu, mem string) v1.ResourceList {
+		l := v1.ResourceList{}
+		if cpu != "" {
+			l[v1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[v1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.ResourceRequirements
+		ctr  v1.ResourceRequirements
+		want v1.PodQOSClass
+	}{
+		{"pod-level memory only, BestEffort containers: Burstable", &v1.ResourceRequirements{Requests: rl("", "100Mi"), Limits: rl("", "200Mi")}, v1.ResourceRequirements{}, v1.PodQOSBurstable},
+		{"pod-level requests equal limits, Burstable containers: Guaranteed", &v1.ResourceRequirements{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}, v1.ResourceRequirements{Requests: rl("100m", "")}, v1.PodQOSGuaranteed},
+		{"pod-level limits only: Guaranteed", &v1.ResourceRequirements{Limits: rl("1", "1Gi")}, v1.ResourceRequirements{}, v1.PodQOSGuaranteed},
+		{"pod-level of other resources only: the containers decide", &v1.ResourceRequirements{Limits: v1.ResourceList{"pids": resource.MustParse("10")}}, v1.ResourceRequirements{Requests: rl("100m", "")}, v1.PodQOSBurstable},
+	} {
+		pod := &v1.Pod{Spec: v1.PodSpec{Resources: tc.pod, Containers: []v1.Container{{Name: "c", Resources: tc.ctr}}}}
+		if got := podresources.QOSClass(pod); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
+	"github.com/podrun/podrun/runner/podresources"
 )
 
 // Options configure a run.
@@ -110,6 +112,7 @@ type runState struct {
 	multi bool // more than one container in the run: prefix output lines
 	host  resolvConf
 	now   func() time.Time
+	rand  func() float64 // in [0, 1), for the kubelet's jitter; nil: none
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
@@ -239,13 +242,22 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
 	}
 	return &runState{
-		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
+		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
 		cgroups:      cgHost, cgsys: cgsys, pods: pods,
 		obs:   newObserver(rt, map[string]string{LabelRun: opts.Owner.RunID}),
 		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,
 	}, nil
+}
+
+// jitter is a random number in [0, 1) for the waits the kubelet jitters,
+// 0 when the run has no source of it (tests).
+func (r *runState) jitter() float64 {
+	if r.rand == nil {
+		return 0
+	}
+	return r.rand()
 }
 
 // progressf writes a note of podrun's own progress.
@@ -310,6 +322,8 @@ func rejectedResult(pods []*v1.Pod, rejected []*admission.Error) *Result {
 		r := PodResult{Pod: p, Outcome: OutcomeError, Status: v1.PodStatus{Phase: v1.PodPending}}
 		if e := byPod[p.Namespace+"/"+p.Name]; e != nil {
 			r.Status, r.Err = e.Status(), e
+			// The kubelet's rejectPod reports the pod's QoS class too.
+			r.Status.QOSClass = podresources.QOSClass(p)
 		} else {
 			r.Err = errors.New("not started: another pod of the run was rejected")
 		}

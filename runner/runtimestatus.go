@@ -3,6 +3,8 @@ package runner
 import (
 	"sort"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // containerState is the runtime state of one container instance.
@@ -35,6 +37,9 @@ type containerStatus struct {
 	Image        string
 	ImageRef     string
 	LogPath      string // absolute
+	// User is the process identity the runtime reports (CRI
+	// ContainerStatus.user; nil when it reports none).
+	User *v1.ContainerUser
 }
 
 // sandboxStatus is what the runtime says about one pod sandbox.

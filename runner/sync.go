@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -118,20 +117,17 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 // once teardown has stopped what still ran, and makes that its last status,
 // as the kubelet's SyncTerminatingPod writes the final status after
 // killPod: sidecars stopped after the regular containers show how they
-// ended. A pod whose wait ended otherwise (ready, timeout, signal) keeps the
-// status it had then, which says why it was not done.
+// ended, and the stopped sandbox makes PodReadyToStartContainers False
+// (PodSandboxNotReady). A pod whose wait ended otherwise (ready, timeout,
+// signal) keeps the status it had then, which says why it was not done.
 func (p *podRun) observeFinal(ctx context.Context) {
 	if p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
-	// Only what still ran can have changed: without it, no need to ask.
-	running := slices.ContainsFunc(p.observed.Containers, func(c *containerStatus) bool { return c.State == stateRunning })
-	if running {
-		if err := p.r.obs.poll(ctx); err != nil {
-			return
-		}
-		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+	if err := p.r.obs.poll(ctx); err != nil {
+		return
 	}
+	p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 	p.terminal = true
 	p.apiStatus = p.generateAPIStatus()
 }
@@ -315,7 +311,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
 		// With the preStop hook and the kill's grace period (hooks.go).
-		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil); err != nil {
+		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil, nil); err != nil {
 			return true, nextWake, err
 		}
 		acted = true
@@ -481,8 +477,10 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 
 // restartBackOff is the kubelet's doBackOff for a container whose newest
 // instance prev exited: while the back-off from its exit runs, the
-// container waits in CrashLoopBackOff until the returned time; past it,
-// the next restart's back-off is recorded.
+// container waits in CrashLoopBackOff, and the returned time is when the
+// kubelet would look at it again (requeueAfter: the back-off's end plus
+// jitter); past the back-off's end, the next restart's back-off is
+// recorded.
 func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until time.Time, in bool) {
 	if prev == nil || prev.State != stateExited {
 		return time.Time{}, false
@@ -494,7 +492,7 @@ func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until t
 			p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
 		}
 		p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
-		return until, true
+		return now.Add(requeueAfter(until.Sub(now), p.r.jitter())), true
 	}
 	p.backoff.next(c.Name, prev.FinishedAt, now)
 	return time.Time{}, false

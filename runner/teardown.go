@@ -112,10 +112,15 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 	return slices.Sorted(maps.Keys(ids))
 }
 
-// killPod stops the pod's running containers — regular and init containers
-// together, then sidecars one by one in reverse spec order, as the kubelet's
-// termination ordering does — and then stops every sandbox of ids. With
-// honourForce, a closed Options.Force cuts every grace period to zero.
+// killPod stops the pod's running containers as the kubelet's
+// killContainersWithSyncResult does: all at once, each with the pod's
+// grace period, which its preStop hook consumes; sidecars then wait for
+// their turn (terminationOrdering: after the regular and init containers,
+// in reverse spec order), which consumes it too, so that the whole stop
+// takes at most the grace period (and the 2 s every container gets after
+// SIGTERM), not a grace period per turn. Then every sandbox of ids is
+// stopped. With honourForce, a closed Options.Force cuts every grace
+// period to zero.
 func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) error {
 	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
@@ -124,67 +129,34 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	if err != nil {
 		return fmt.Errorf("listing the pod's containers: %w", err)
 	}
-	byName := map[string][]string{}
-	for _, c := range ctrs {
-		name := c.Labels[labelContainerName]
-		byName[name] = append(byName[name], c.Id)
-	}
-	var first []string
-	var sidecars [][]string
-	for i := range p.pod.Spec.InitContainers {
-		c := &p.pod.Spec.InitContainers[i]
-		if podresources.IsSidecar(c) {
-			sidecars = append([][]string{byName[c.Name]}, sidecars...) // reverse order
-		} else {
-			first = append(first, byName[c.Name]...)
+	cs := make([]downContainer, len(ctrs))
+	for i, c := range ctrs {
+		cs[i] = downContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
+		for j := range p.pod.Spec.InitContainers {
+			if ic := &p.pod.Spec.InitContainers[j]; ic.Name == cs[i].Name && podresources.IsSidecar(ic) {
+				cs[i].Sidecar = j
+			}
 		}
-		delete(byName, c.Name)
-	}
-	for _, ids := range byName {
-		first = append(first, ids...)
 	}
 	var force <-chan struct{}
 	if honourForce {
 		force = p.r.opts.Force
 	}
-	var errs []error
-	for _, batch := range append([][]string{first}, sidecars...) {
-		errs = append(errs, p.stopContainers(ctx, batch, force))
-	}
-	for _, id := range ids {
-		if err := p.r.rt.StopPodSandbox(ctx, id); err != nil {
-			errs = append(errs, fmt.Errorf("stopping pod sandbox %s: %w", id, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// stopContainers stops containers in parallel with the grace period, each
-// after its preStop hook; when force closes first, they are stopped again
-// with no grace.
-func (p *podRun) stopContainers(ctx context.Context, ids []string, force <-chan struct{}) error {
-	if len(ids) == 0 {
-		return nil
-	}
+	order := newTerminationOrdering(cs)
+	errs := make([]error, len(cs)+len(ids))
 	var wg sync.WaitGroup
-	errs := make([]error, len(ids))
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// The pod's grace period, consumed by the preStop hook (hooks.go).
-			errs[i] = p.killContainer(ctx, id, p.containerName(id), "", "", force)
-		}()
+	for i, c := range cs {
+		wg.Go(func() {
+			defer order.terminated(i)
+			turn := func(grace int64) (int64, bool) { return order.waitForTurn(i, grace, force) }
+			errs[i] = p.killContainer(ctx, c.ID, c.Name, "", "", force, turn)
+		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func (p *podRun) containerName(id string) string {
-	for _, c := range p.observed.Containers {
-		if c.ID == id {
-			return c.Name
+	for i, id := range ids {
+		if err := p.r.rt.StopPodSandbox(ctx, id); err != nil {
+			errs[len(cs)+i] = fmt.Errorf("stopping pod sandbox %s: %w", id, err)
 		}
 	}
-	return id
+	return errors.Join(errs...)
 }

@@ -29,9 +29,15 @@ const (
 // Annotation keys the kubelet sets on static pods
 // (pkg/kubelet/types/pod_update.go).
 const (
-	ConfigSourceAnnotationKey = "kubernetes.io/config.source"
-	ConfigHashAnnotationKey   = "kubernetes.io/config.hash"
+	ConfigSourceAnnotationKey    = "kubernetes.io/config.source"
+	ConfigHashAnnotationKey      = "kubernetes.io/config.hash"
+	ConfigFirstSeenAnnotationKey = "kubernetes.io/config.seen"
 )
+
+// configSeenLayout is the kubelet's layout of config.seen (its
+// kubetypes.Timestamp.GetString: RFC 3339 with nanoseconds, always nine
+// digits, in the node's local time).
+const configSeenLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // supportedMsg ends the error for any kind podrun does not run.
 const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
@@ -469,6 +475,9 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	switch obj := target.(type) {
 	case *v1.Pod:
 		defaultPod(obj, d.opts.NodeName)
+		if d.opts.StaticPodNames {
+			staticPodDefaults(obj, d.opts.NodeName)
+		}
 		errs = validatePod(obj)
 	case *v1.ConfigMap:
 		defaultConfigMap(obj)
@@ -491,6 +500,9 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		}
 		obj.Annotations[ConfigSourceAnnotationKey] = d.src.config
 		obj.Annotations[ConfigHashAnnotationKey] = string(obj.UID)
+		if !d.opts.Seen.IsZero() {
+			obj.Annotations[ConfigFirstSeenAnnotationKey] = d.opts.Seen.Format(configSeenLayout)
+		}
 		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o})
 	case *v1.ConfigMap:
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})

@@ -2,12 +2,41 @@ package sources
 
 import (
 	"reflect"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/sources/imageref"
 )
+
+// staticPodDefaults is what the kubelet's file source does to every static
+// pod besides the API server's defaults (pkg/kubelet/config/common.go
+// applyDefaults): the name gets the node's name, lower-cased, as a suffix
+// (generatePodName), spec.nodeName is this node whatever the manifest
+// says, and a toleration of every NoExecute taint is added, replacing one
+// that matches it (same key, operator, value and effect: a
+// tolerationSeconds goes), as AddOrUpdateTolerationInPod does. The UID is not the kubelet's (see docs/handover.md), and a
+// namespace is defaulted by defaultPod already.
+func staticPodDefaults(pod *v1.Pod, nodeName string) {
+	if pod.Name != "" {
+		pod.Name = pod.Name + "-" + strings.ToLower(nodeName)
+	}
+	pod.Spec.NodeName = nodeName
+	all := v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}
+	var out []v1.Toleration
+	replaced := false
+	for _, t := range pod.Spec.Tolerations {
+		if all.MatchToleration(&t) {
+			t, replaced = all, true
+		}
+		out = append(out, t)
+	}
+	if !replaced {
+		out = append(out, all)
+	}
+	pod.Spec.Tolerations = out
+}
 
 // Defaults the API server applies (pkg/apis/core/v1/defaults.go and the
 // generated zz_generated.defaults.go) that podrun relies on.
@@ -24,7 +53,8 @@ const (
 // Pending, as pod creation and the kubelet's static-pod source do.
 //
 // The name is kept as written: the kubelet renames static pods to
-// "<name>-<nodename>", podrun does not.
+// "<name>-<nodename>", podrun does so only with --static-pod-names
+// (staticPodDefaults).
 func defaultPod(pod *v1.Pod, nodeName string) {
 	if pod.Namespace == "" {
 		pod.Namespace = defaultNamespace

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -229,5 +230,63 @@ func TestQuantityAsNumber(t *testing.T) {
 	got := pod.Spec.Containers[0].Resources.Requests["example.com/dongle"]
 	if got.Cmp(resource.MustParse("3")) != 0 {
 		t.Errorf("request = %s, want 3", got.String())
+	}
+}
+
+// TestStaticPodDefaults: --static-pod-names does what the kubelet's file
+// source does to a static pod (applyDefaults): the <name>-<node> name
+// (lower-cased node), spec.nodeName overridden, the NoExecute toleration
+// added or made exact; the namespace default and the UID are podrun's.
+func TestStaticPodDefaults(t *testing.T) {
+	seen := time.Date(2026, 11, 23, 22, 7, 46, 466735800, time.UTC)
+	for _, tc := range []struct {
+		name, manifest  string
+		wantName        string
+		wantTolerations []v1.Toleration
+	}{
+		{"a plain pod", `apiVersion: v1
+kind: Pod
+metadata: {name: etcd}
+spec: {nodeName: elsewhere, containers: [{name: c, image: busybox}]}
+`, "etcd-node1", []v1.Toleration{{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}},
+		{"its tolerations kept, a matching one made exact", `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: kube-system}
+spec:
+  tolerations:
+  - {key: a, operator: Equal, value: b, effect: NoSchedule}
+  - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+  containers: [{name: c, image: busybox}]
+`, "web-node1", []v1.Toleration{
+			{Key: "a", Operator: v1.TolerationOpEqual, Value: "b", Effect: v1.TaintEffectNoSchedule},
+			{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := decodePod(t, tc.manifest, Options{NodeName: "Node1", StaticPodNames: true, Seen: seen})
+			if pod.Name != tc.wantName {
+				t.Errorf("name %q, want %q", pod.Name, tc.wantName)
+			}
+			if pod.Spec.NodeName != "Node1" {
+				t.Errorf("nodeName %q, want Node1", pod.Spec.NodeName)
+			}
+			if !equality.Semantic.DeepEqual(pod.Spec.Tolerations, tc.wantTolerations) {
+				t.Errorf("tolerations %+v, want %+v", pod.Spec.Tolerations, tc.wantTolerations)
+			}
+			want := map[string]string{
+				ConfigSourceAnnotationKey:    "file",
+				ConfigHashAnnotationKey:      string(pod.UID),
+				ConfigFirstSeenAnnotationKey: "2026-11-23T22:07:46.466735800Z",
+			}
+			for k, v := range want {
+				if pod.Annotations[k] != v {
+					t.Errorf("annotation %s = %q, want %q", k, pod.Annotations[k], v)
+				}
+			}
+		})
+	}
+	// Without the flag: the name as written, no config.seen without Seen.
+	pod := decodePod(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd}\nspec: {containers: [{name: c, image: busybox}]}\n", Options{NodeName: "node1"})
+	if _, ok := pod.Annotations[ConfigFirstSeenAnnotationKey]; pod.Name != "etcd" || len(pod.Spec.Tolerations) != 0 || ok {
+		t.Errorf("without --static-pod-names: name %q, tolerations %v, annotations %v", pod.Name, pod.Spec.Tolerations, pod.Annotations)
 	}
 }

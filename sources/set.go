@@ -3,6 +3,7 @@ package sources
 import (
 	"io"
 	"net/http"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -24,6 +25,15 @@ type Options struct {
 	HTTPClient *http.Client
 	// NodeName is the default for spec.nodeName and part of every UID.
 	NodeName string
+	// StaticPodNames applies the kubelet's static pod defaults
+	// (--static-pod-names): each pod is named <name>-<node name>, runs on
+	// this node whatever spec.nodeName says, and tolerates every NoExecute
+	// taint (staticPodDefaults).
+	StaticPodNames bool
+	// Seen, when set, is the time the sources were read: the pods'
+	// kubernetes.io/config.seen annotation, as the kubelet records when it
+	// first saw a pod.
+	Seen time.Time
 }
 
 // Origin identifies where a decoded object came from, for error messages.

@@ -3,6 +3,7 @@ package sources
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"regexp"
@@ -104,6 +105,10 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, validateContainer(&spec.Containers[i], sp.Child("containers").Index(i), vols, names, false)...)
 	}
 	errs = append(errs, validateHostPorts(spec.Containers, sp.Child("containers"))...)
+	errs = append(errs, validateTolerations(spec.Tolerations, sp.Child("tolerations"))...)
+	if r := spec.Resources; r != nil {
+		errs = append(errs, validateResourceNames(r, sp.Child("resources"), podResourceName)...)
+	}
 	if len(spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
 	}
@@ -281,6 +286,7 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 	}
 
 	errs = append(errs, validatePorts(c.Ports, p.Child("ports"))...)
+	errs = append(errs, validateResourceNames(&c.Resources, p.Child("resources"), containerResourceName)...)
 	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
 	for i, ef := range c.EnvFrom {
 		if n := countSet(ef); n != 1 {
@@ -634,4 +640,122 @@ func sortedMapKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validateTolerations is the API server's ValidateTolerations with its
+// default feature gates (v1.37: the numeric operators Lt and Gt of the
+// alpha TaintTolerationComparisonOperators are refused, as kubelet v1.37.2
+// refused a static pod with one). podrun has no taints, but a manifest it
+// runs should be one a cluster takes.
+func validateTolerations(ts []v1.Toleration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range ts {
+		ip := p.Index(i)
+		if t.Key != "" {
+			for _, msg := range validation.IsQualifiedName(t.Key) {
+				errs = append(errs, field.Invalid(ip.Child("key"), t.Key, msg))
+			}
+		} else if t.Operator != v1.TolerationOpExists {
+			errs = append(errs, field.Invalid(ip.Child("operator"), t.Operator,
+				"operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if t.TolerationSeconds != nil && t.Effect != v1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(ip.Child("effect"), t.Effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch t.Operator {
+		case v1.TolerationOpEqual, "":
+			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(ip.Child("operator"), t.Value, strings.Join(msgs, ";")))
+			}
+		case v1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(ip.Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(ip.Child("operator"), t.Operator,
+				[]v1.TolerationOperator{v1.TolerationOpEqual, v1.TolerationOpExists}))
+		}
+		effects := []v1.TaintEffect{v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute}
+		if t.Effect != "" && !slices.Contains(effects, t.Effect) {
+			errs = append(errs, field.NotSupported(ip.Child("effect"), t.Effect, effects))
+		}
+	}
+	return errs
+}
+
+// resourceNameCheck is the part of the API server's resource name
+// validation that depends on where the requirements are.
+type resourceNameCheck func(name v1.ResourceName, p *field.Path) field.ErrorList
+
+// validateResourceNames checks every name of the requests and limits as
+// the API server does (validateResourceName, then the container's or the
+// pod's own check): a name without a domain must be a standard one.
+func validateResourceNames(r *v1.ResourceRequirements, p *field.Path, check resourceNameCheck) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		name string
+		l    v1.ResourceList
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		for _, name := range slices.Sorted(maps.Keys(list.l)) {
+			np := p.Child(list.name).Key(string(name))
+			if e := validateResourceName(name, np); len(e) > 0 {
+				errs = append(errs, e...)
+				continue
+			}
+			errs = append(errs, check(name, np)...)
+		}
+	}
+	return errs
+}
+
+// standardResourceNames are the API's names without a domain
+// (pkg/apis/core/helper IsStandardResourceName), quota names included.
+func standardResourceNames() []string {
+	return []string{"cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+		"limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services",
+		"replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage",
+		"requests.storage", "services.nodeports", "services.loadbalancers"}
+}
+
+// validateResourceName is the API server's validateResourceName: a
+// qualified name, and a standard one unless it has a domain.
+func validateResourceName(name v1.ResourceName, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(string(name)) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	if len(errs) == 0 && !strings.Contains(string(name), "/") && !slices.Contains(standardResourceNames(), string(name)) &&
+		!strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) && !strings.HasPrefix(string(name), "requests."+v1.ResourceHugePagesPrefix) {
+		errs = append(errs, field.Invalid(p, name, "must be a standard resource type or fully qualified"))
+	}
+	return errs
+}
+
+// containerResourceName is ValidateContainerResourceName's own check: a
+// name without a domain is cpu, memory, ephemeral-storage or hugepages-*;
+// one with a domain other than kubernetes.io's is an extended resource
+// whose quota name requests.<name> is qualified.
+func containerResourceName(name v1.ResourceName, p *field.Path) field.ErrorList {
+	s := string(name)
+	switch {
+	case !strings.Contains(s, "/"):
+		if name != v1.ResourceCPU && name != v1.ResourceMemory && name != v1.ResourceEphemeralStorage &&
+			!strings.HasPrefix(s, v1.ResourceHugePagesPrefix) {
+			return field.ErrorList{field.Invalid(p, name, "must be a standard resource for containers")}
+		}
+	case strings.Contains(s, "kubernetes.io/"):
+		// A native resource.
+	case strings.HasPrefix(s, "requests.") || len(validation.IsQualifiedName("requests."+s)) > 0:
+		return field.ErrorList{field.Invalid(p, name, "doesn't follow extended resource name standard")}
+	}
+	return nil
+}
+
+// podResourceName is validatePodResourceName's own check: pod-level
+// resources are cpu, memory and hugepages-* only.
+func podResourceName(name v1.ResourceName, p *field.Path) field.ErrorList {
+	if name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(p, name, []string{"cpu", "hugepages-", "memory"})}
 }

@@ -27,6 +27,47 @@ func TestValidation(t *testing.T) {
   - {name: app, image: nginx}`,
 		},
 		{
+			name: "tolerations as the API server with its default gates checks them",
+			spec: `
+  tolerations:
+  - {operator: Exists}
+  - {key: a.example/b, operator: Equal, value: c, effect: NoExecute, tolerationSeconds: 30}
+  - {key: k, operator: Gt, value: "900", effect: NoSchedule}
+  - {key: "", operator: Equal, value: v}
+  - {key: k, operator: Exists, value: v, effect: Sometimes}
+  - {key: k, value: v, effect: NoSchedule, tolerationSeconds: 5}
+  containers:
+  - {name: app, image: nginx}`,
+			want: []string{
+				`spec.tolerations[2].operator: Unsupported value: "Gt": supported values: "Equal", "Exists"`,
+				`spec.tolerations[3].operator: Invalid value: "Equal": operator must be Exists when ` + "`key`" + ` is empty`,
+				`spec.tolerations[4].operator: Invalid value: "v": value must be empty when ` + "`operator`" + ` is 'Exists'`,
+				`spec.tolerations[4].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`,
+				`spec.tolerations[5].effect: Invalid value: "NoSchedule": effect must be 'NoExecute' when ` + "`tolerationSeconds`" + ` is set`,
+			},
+		},
+		{
+			name: "resource names as the API server checks them",
+			spec: `
+  resources:
+    limits: {cpu: "1", pids: "10", ephemeral-storage: 1Gi}
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      requests: {cpu: 100m, hugepages-2Mi: 2Mi, example.com/dongle: "1", nvidia.com/gpu: "1", pids: "1", pods: "1"}
+      limits: {kubernetes.io/native: "1", requests.example.com/x: "1"}`,
+			// The limit without a request is a request too (the API's default).
+			want: []string{
+				`spec.containers[0].resources.limits[requests.example.com/x]: Invalid value: "requests.example.com/x": doesn't follow extended resource name standard`,
+				`spec.containers[0].resources.requests[pids]: Invalid value: "pids": must be a standard resource type or fully qualified`,
+				`spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource for containers`,
+				`spec.containers[0].resources.requests[requests.example.com/x]: Invalid value: "requests.example.com/x": doesn't follow extended resource name standard`,
+				`spec.resources.limits[ephemeral-storage]: Unsupported value: "ephemeral-storage": supported values: "cpu", "hugepages-", "memory"`,
+				`spec.resources.limits[pids]: Invalid value: "pids": must be a standard resource type or fully qualified`,
+			},
+		},
+		{
 			name: "no containers",
 			spec: `
   containers: []`,

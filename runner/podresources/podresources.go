@@ -7,6 +7,7 @@
 package podresources
 
 import (
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,34 +20,72 @@ func IsSidecar(c *v1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
-// QOSClass is the pod's QoS class (pkg/apis/core/v1/helper/qos): only cpu
-// and memory count, init containers included.
+// QOSClass is the pod's QoS class as kubelet v1.37 computes it
+// (pkg/apis/core/v1/helper/qos ComputePodQOS, with PodLevelResources and
+// PodLevelResourcesFixKubeletQOSClass on, their defaults): a pod with
+// pod-level cpu, memory or hugepages resources takes its class from them;
+// otherwise each container, init containers included, has a class of its
+// own and the pod is Burstable as soon as one is, or as soon as they are
+// not all alike. Only cpu and memory count.
 func QOSClass(pod *v1.Pod) v1.PodQOSClass {
-	requests, limits := map[v1.ResourceName]bool{}, map[v1.ResourceName]bool{}
-	guaranteed, any := true, false
-	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if hasReq && !req.IsZero() {
-				requests[r], any = true, true
+	if r := pod.Spec.Resources; r != nil {
+		for name := range r.Requests {
+			if podLevel(name) {
+				return requirementsQOS(r)
 			}
-			if hasLim && !lim.IsZero() {
-				limits[r], any = true, true
-			}
-			if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
-				guaranteed = false
+		}
+		for name := range r.Limits {
+			if podLevel(name) {
+				return requirementsQOS(r)
 			}
 		}
 	}
-	if !any {
+	var qos v1.PodQOSClass
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		switch cq := requirementsQOS(&c.Resources); {
+		case cq == v1.PodQOSBurstable:
+			return cq
+		case qos == "":
+			qos = cq
+		case qos != cq:
+			return v1.PodQOSBurstable
+		}
+	}
+	if qos == "" {
 		return v1.PodQOSBestEffort
 	}
-	if guaranteed && len(limits) == 2 {
-		return v1.PodQOSGuaranteed
+	return qos
+}
+
+// requirementsQOS is the class of one set of requirements (with the API's
+// default of a missing request to its limit): BestEffort without any; else Guaranteed when cpu and memory each have a request
+// equal to a non-zero limit, BestEffort when neither has one, Burstable
+// otherwise.
+func requirementsQOS(r *v1.ResourceRequirements) v1.PodQOSClass {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return v1.PodQOSBestEffort
 	}
-	return v1.PodQOSBurstable
+	var qos v1.PodQOSClass
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		lim := r.Limits[name]
+		req, ok := r.Requests[name]
+		if !ok {
+			req = lim // the API's default: a limit without a request is both
+		}
+		rq := v1.PodQOSGuaranteed
+		switch {
+		case !req.Equal(lim):
+			return v1.PodQOSBurstable
+		case req.IsZero():
+			rq = v1.PodQOSBestEffort
+		}
+		if qos == "" {
+			qos = rq
+		} else if qos != rq {
+			return v1.PodQOSBurstable
+		}
+	}
+	return qos
 }
 
 // Requests is the pod's effective request per resource, the formula of the
