@@ -268,16 +268,26 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
 		p.event("Detached", "leaving the pod running")
+		res.failWith(p.logsLost())
 		return res
 	}
 	if terr := p.teardown(); terr != nil {
-		res.Err = errors.Join(res.Err, fmt.Errorf("tearing down: %w", terr))
-		if res.Outcome != OutcomeError {
-			res.Outcome = OutcomeError
-		}
+		res.failWith(fmt.Errorf("tearing down: %w", terr))
 	}
+	// A run whose output was lost does not succeed (exit 125).
+	res.failWith(p.lostLogs)
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	return res
+}
+
+// failWith makes err, when not nil, one of the pod's errors: the run then
+// could not run the pod as asked (exit 125).
+func (r *PodResult) failWith(err error) {
+	if err == nil {
+		return
+	}
+	r.Err = errors.Join(r.Err, err)
+	r.Outcome = OutcomeError
 }
 
 // rejectedResult is the result of a run that admission stopped: a rejected

@@ -37,6 +37,7 @@ type podRun struct {
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
+	lostLogs  error // container output the runtime could not write (loglost.go)
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 

@@ -35,6 +35,7 @@ func (p *podRun) teardown() error {
 	}
 	p.observeFinal(ctx)
 	p.logs.finishAll()
+	p.lostLogs = p.logsLost()
 	for _, id := range ids {
 		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))
