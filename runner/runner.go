@@ -93,6 +93,7 @@ func (r *Result) Err() error {
 
 // runState is the state shared by the pods of one invocation of Run.
 type runState struct {
+	ctx   context.Context // the run's: a signal cancels it
 	rt    Runtime
 	facts Facts
 	opts  Options
@@ -130,10 +131,12 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if res, err := refusals(pods, facts, opts); err != nil {
 		return res, err
 	}
+	testPause(ctx, PauseAdmitted)
 	r, err := newRunState(rt, facts, pods, opts, cgsys)
 	if err != nil {
 		return nil, err
 	}
+	r.ctx = ctx
 	opts = r.opts
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.

@@ -126,7 +126,7 @@ func (p *podRun) observeFinal(ctx context.Context) {
 // syncLoop observes, decides and acts until the wait for the pod is over or
 // ctx ends (OutcomeWaiting then). An error means podrun cannot run the pod.
 func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
-	if err := p.setUp(); err != nil {
+	if err := p.setUp(ctx); err != nil {
 		return OutcomeError, err
 	}
 	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
@@ -142,6 +142,10 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			return o, nil
 		}
 
+		if ctx.Err() != nil {
+			// Interrupted (or timed out) before acting: create nothing more.
+			return OutcomeWaiting, nil
+		}
 		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
 		if actions.KillPod && !actions.CreateSandbox {
 			// Nothing runs and nothing will: the pod is over. Only a pod
@@ -203,7 +207,7 @@ func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 // the pod cgroup (step 7) before the data dirs; podrun makes the data dir
 // first, with the cgroup's name in its owner record, so that a podrun
 // killed between the two leaves nothing a later run cannot reclaim.
-func (p *podRun) setUp() error {
+func (p *podRun) setUp(ctx context.Context) error {
 	h := p.r.cgroups
 	cgroup := ""
 	if h != nil {
@@ -223,11 +227,13 @@ func (p *podRun) setUp() error {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
 		}
 	}
+	testPause(ctx, PauseCgroup)
 	p.startTime = p.r.now()
 	// The volume manager mounts the pod's volumes before SyncPod runs.
 	if err := p.setUpVolumes(); err != nil {
 		return err
 	}
+	testPause(ctx, PauseVolumes)
 	return nil
 }
 
@@ -276,6 +282,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 			return true, nextWake, err
 		}
 		sandboxID, acted = id, true
+		testPause(ctx, PauseSandbox)
 	}
 	// 4. Start init containers in order; a failing regular init container
 	// stops this sync, a failing sidecar does not.

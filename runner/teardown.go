@@ -33,6 +33,7 @@ func (p *podRun) teardown() error {
 	if err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
 	}
+	testPause(p.r.ctx, PauseTeardown)
 	p.observeFinal(ctx)
 	p.logs.finishAll()
 	p.lostLogs = p.logsLost()
