@@ -108,7 +108,6 @@ type runState struct {
 
 	cgroups *cgroups.Host     // nil: no pod cgroups
 	cgsys   cgroups.System    // the host's cgroups, for reclaiming
-	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
 
@@ -229,7 +228,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	return &runState{
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
-		cgroups:      cgHost, cgsys: cgsys, pods: pods,
+		cgroups:      cgHost, cgsys: cgsys,
 		obs:   newObserver(rt, opts.Owner.RunID),
 		sink:  &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
 		multi: n > 1,

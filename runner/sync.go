@@ -221,7 +221,7 @@ func (p *podRun) setUp(ctx context.Context) error {
 	}
 	p.dataDir = dir
 	if h != nil {
-		cg, err := h.EnsurePodCgroup(p.pod, p.r.pods)
+		cg, err := h.EnsurePodCgroup(p.pod)
 		p.cgroup = cg // removed at teardown, even when made in part
 		if err != nil {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
