@@ -558,6 +558,13 @@ func commandEnv(changes []string) []string {
 // startPodrunRaw starts podrun with exactly args.
 func (e *env) startPodrunRaw(args []string, stdin string, envChanges ...string) *proc {
 	e.t.Helper()
+	return e.startPodrunCmd(args, stdin, nil, envChanges...)
+}
+
+// startPodrunCmd starts podrun with exactly args, after setup (when not nil)
+// has changed its command (its stdout, say).
+func (e *env) startPodrunCmd(args []string, stdin string, setup func(*exec.Cmd), envChanges ...string) *proc {
+	e.t.Helper()
 	e.notePods(args, stdin)
 	p := &proc{t: e.t, args: args, done: make(chan struct{})}
 	p.cmd = exec.Command(podrunBin, args...)
@@ -565,6 +572,9 @@ func (e *env) startPodrunRaw(args []string, stdin string, envChanges ...string) 
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
 	p.cmd.Env = commandEnv(append([]string{"TMPDIR=" + e.tmpDir}, envChanges...))
+	if setup != nil {
+		setup(p.cmd)
+	}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatalf("starting podrun %v: %v", args, err)
