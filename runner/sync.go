@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/volumes"
 )
@@ -339,7 +340,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	// would go on creating it after podrun stopped looking, and teardown
 	// would miss it. The call is bounded by the client's per-call timeout.
 	ctx = context.WithoutCancel(ctx)
-	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+	id, err := p.runPodSandbox(ctx, cfg)
 	if err != nil {
 		return "", fmt.Errorf("creating the pod sandbox: %w", err)
 	}
@@ -363,6 +364,33 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 		}
 	}
 	return id, nil
+}
+
+// runPodSandboxAttempts bounds the RunPodSandbox calls of one sandbox that
+// the runtime cuts short by going away.
+const runPodSandboxAttempts = 3
+
+// runPodSandbox is RunPodSandbox, made again when the runtime went away
+// during the call (restarted: the client waits for it to come back), as
+// the kubelet's next SyncPod would make it. What the lost call made — a
+// sandbox of the pod's run that podrun has no ID of, half made or whole —
+// is removed first, so that nothing is left of it and its name is free.
+func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	for attempt := 1; ; attempt++ {
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		if err == nil || !cri.IsUnavailable(err) || attempt == runPodSandboxAttempts {
+			return id, err
+		}
+		p.event("FailedCreatePodSandBox", "Failed to create pod sandbox: %v; the runtime went away: trying again", err)
+		for _, id := range p.sandboxIDs(ctx) {
+			if _, known := p.sandboxes[id]; known {
+				continue
+			}
+			if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
+				return "", fmt.Errorf("removing pod sandbox %s, left by a RunPodSandbox the runtime cut short: %w", id, err)
+			}
+		}
+	}
 }
 
 // startContainer starts one container instance unless it is in back-off.
