@@ -644,3 +644,157 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// restartEnv says the fault tests may restart the testbed's containerd.
+// make test sets it for CI, where the suite has the testbed to itself;
+// elsewhere set it only for a testbed of one's own (hack/testbed.sh up
+// --flavor scratch).
+const restartEnv = "PODRUN_E2E_RESTART_RUNTIME"
+
+// requireRestartable fails the test unless restartEnv allows restarting
+// the runtime: a restart disturbs everyone else on the testbed.
+func requireRestartable(t *testing.T) {
+	t.Helper()
+	if os.Getenv(restartEnv) != "1" {
+		t.Fatalf("this test restarts the testbed's containerd (%s), disturbing everyone else on it: "+
+			"set %s=1 only on a testbed of your own (make test sets it for CI; on a shared machine: "+
+			"bash hack/testbed.sh up --flavor scratch, then its env)", rtEndpoint, restartEnv)
+	}
+}
+
+// restartRuntime restarts the testbed's containerd (SIGTERM, then the same
+// binary and config), leaving its pods and shims running. whileDown, when
+// not nil, runs once the old containerd is gone, before the new one starts
+// answering.
+func restartRuntime(t *testing.T, whileDown func()) {
+	t.Helper()
+	pidFile := filepath.Join(os.Getenv("PODRUN_TESTBED_DIR"), "run", "containerd.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the testbed's containerd: %v", err)
+	}
+	old := strings.TrimSpace(string(b))
+	cmd := exec.Command("bash", filepath.Join(repoRoot, "hack", "testbed.sh"), "restart-containerd")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if whileDown != nil {
+		for {
+			if _, err := os.Readlink("/proc/" + old + "/exe"); err != nil {
+				break // gone (a zombie has no exe)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		whileDown()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("restarting containerd: %v\n%s", err, out.String())
+	}
+	t.Logf("%s", strings.TrimSpace(out.String()))
+}
+
+// TestE2EFaultRuntimeRestart restarts containerd while podrun pulls an
+// image (through a proxy that holds the pull), while the runtime makes the
+// pod's sandbox (held by the pod cgroup, frozen beforehand, in which the
+// sandbox's process waits), and while teardown stops a container that
+// ignores SIGTERM. Each run ends as it would have — exit 0 after the pull
+// and the sandbox, 130 after the SIGINT — with nothing left. Not parallel:
+// no other test may see the runtime go away.
+func TestE2EFaultRuntimeRestart(t *testing.T) {
+	requireRestartable(t)
+	t.Run("pull", func(t *testing.T) {
+		e := newEnv(t)
+		name := "e2e-restart-pull-" + randomSuffix(t)
+		reg := newStallRegistry(t)
+		m := fromTemplate(t, "faults/restart.yaml", "NAME", name, "UID", name, "IMAGE", reg.image())
+		p := e.startPodrun([]string{"-f", m}, "")
+		reg.waitHeld(t, p, 60*time.Second)
+		restartRuntime(t, nil)
+		reg.release()
+		r := p.result(defaultRunTimeout)
+		expectCode(t, r, 0)
+		if r.stdout != name+"-done\n" {
+			t.Errorf("stdout %q, want the container's line\n%s", r.stdout, r)
+		}
+		expectNothingLeft(t, e, "after the run")
+	})
+	t.Run("sandbox", func(t *testing.T) {
+		e := newEnv(t)
+		name := "e2e-restart-sandbox-" + randomSuffix(t)
+		// The pod is BestEffort under the default --cgroup-root: its cgroup,
+		// made frozen before podrun runs, holds the sandbox's first process
+		// and so the runtime's RunPodSandbox.
+		freezer := filepath.Join(cgroupV1, "freezer", "podrun", "besteffort", "pod"+name)
+		if err := os.MkdirAll(freezer, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		thaw := func() { os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("THAWED"), 0o644) }
+		t.Cleanup(func() { thaw(); os.Remove(freezer) })
+		if err := os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("FROZEN"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := fromTemplate(t, "faults/restart.yaml", "NAME", name, "UID", name, "IMAGE", "busybox:1.36")
+		p := e.startPodrun([]string{"-f", m}, "")
+		sandboxID := waitFrozenProcess(t, p, freezer, 60*time.Second)
+		// Thawed while containerd is down: the shim goes on making the
+		// sandbox without it.
+		restartRuntime(t, thaw)
+		r := p.result(defaultRunTimeout)
+		expectCode(t, r, 0)
+		if !strings.Contains(r.stderr, "FailedCreatePodSandBox: Failed to create pod sandbox: ") {
+			t.Errorf("stderr lacks the FailedCreatePodSandBox event of the call cut short\n%s", r)
+		}
+		expectNothingLeft(t, e, "after the run")
+		// What containerd itself may keep of the sandbox it was making is
+		// out of podrun's reach (it speaks CRI only): say so if there is any.
+		for _, mnt := range mountsUnder(t, os.Getenv("PODRUN_TESTBED_DIR")) {
+			if strings.Contains(mnt, sandboxID) {
+				t.Logf("containerd keeps a mount of the sandbox it was making when restarted: %s", mnt)
+			}
+		}
+	})
+	t.Run("teardown", func(t *testing.T) {
+		e := newEnv(t)
+		const grace = 5
+		m := fromTemplate(t, "faults/stubborn.yaml", "NAME", "e2e-restart-teardown-"+randomSuffix(t), "GRACE", strconv.Itoa(grace))
+		p := e.startPodrun([]string{"-f", m}, "")
+		p.waitStdout("ignoring-term", 60*time.Second)
+		p.signal(syscall.SIGINT)
+		p.waitStderr("Killing: Stopping container c", 10*time.Second)
+		sent := time.Now()
+		restartRuntime(t, nil)
+		r := p.result(60 * time.Second)
+		expectCode(t, r, 130)
+		// The stop, made again once the runtime is back, waits out the
+		// grace period once more at most.
+		if d := time.Since(sent); d > 2*grace*time.Second+20*time.Second {
+			t.Errorf("teardown went on %s after the restart", d.Round(time.Second))
+		}
+		expectNothingLeft(t, e, "after the run")
+	})
+}
+
+// waitFrozenProcess waits until a process waits in a child cgroup of the
+// frozen cgroup dir (the sandbox's, named by its ID) and returns that ID.
+func waitFrozenProcess(t *testing.T, p *proc, dir string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		entries, _ := os.ReadDir(dir)
+		for _, en := range entries {
+			if b, err := os.ReadFile(filepath.Join(dir, en.Name(), "cgroup.procs")); en.IsDir() && err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				return en.Name()
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("podrun ended (exit %d) before the sandbox's process waited in %s\n%s", p.code, dir, p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process waits in %s within %s\n%s", dir, timeout, p.stderr.String())
+		}
+	}
+}
