@@ -319,16 +319,8 @@ func inUseElsewhere(t *testing.T, e *env, uid string) bool {
 	if found {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sbs, err := rtClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
-		runner.LabelManaged: "true", "io.kubernetes.pod.uid": uid}})
-	if err != nil {
-		t.Errorf("cleanliness check: listing sandboxes: %v", err)
-		return false
-	}
 	// Sandboxes of this test's runs were reported by checkClean.
-	return len(sbs) > 0
+	return len(sandboxesLabelled(t, "io.kubernetes.pod.uid", uid)) > 0
 }
 
 // cgroupV1 is the testbed's cgroup v1 mount point, a directory of
@@ -978,10 +970,16 @@ func expectMatch(t *testing.T, out string, res ...string) {
 // sandboxesOf lists podrun sandboxes whose pod has name (any namespace).
 func sandboxesOf(t *testing.T, name string) []*runtimeapi.PodSandbox {
 	t.Helper()
+	return sandboxesLabelled(t, "io.kubernetes.pod.name", name)
+}
+
+// sandboxesLabelled lists podrun sandboxes with the label key=value.
+func sandboxesLabelled(t *testing.T, key, value string) []*runtimeapi.PodSandbox {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sbs, err := rtClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
-		runner.LabelManaged: "true", "io.kubernetes.pod.name": name}})
+		runner.LabelManaged: "true", key: value}})
 	if err != nil {
 		t.Fatalf("listing sandboxes: %v", err)
 	}

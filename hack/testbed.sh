@@ -123,7 +123,7 @@
 #   set -a; eval "$(bash hack/testbed.sh env --flavor debian)"; set +a
 # --flavor scratch is a second v2 instance for destructive tests (those that
 # restart containerd) on a machine whose default testbed others use:
-# $PODRUN_TESTBED_DIR-scratch, pod subnet 10.86.0.0/16, bridge cni-podrunx0,
+# $PODRUN_TESTBED_DIR-scratch, pod subnet 10.85.0.0/16 (podman's is 10.86), bridge cni-podrunx0,
 # the default testbed's registries, and containerd and runc copied from the
 # default testbed when it has built the same versions.
 #
@@ -1617,7 +1617,7 @@ flavor_instance() {
     ;;
   scratch)
     exec env PODRUN_TESTBED_DIR="$base-scratch" PODRUN_TESTBED_CONTAINERD=v2 \
-      PODRUN_TESTBED_POD_SUBNET=10.86.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrunx0 \
+      PODRUN_TESTBED_POD_SUBNET=10.85.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrunx0 \
       PODRUN_TESTBED_REGISTRIES="$base" bash "${BASH_SOURCE[0]}" "${args[@]}"
     ;;
   *) die "--flavor must be v2, debian or scratch, not '$flavor'" ;;
