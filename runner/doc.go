@@ -37,12 +37,14 @@
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
 //	logs.go        the containers' output copied to podrun's stdout and stderr
+//	loglost.go     logsLost: output the runtime could not write to the log dir
 //	wait.go        waitOutcome: whether the wait condition holds
 //	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
 //	down.go        Down and stopTurns: `podrun down`
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
+//	testpause.go   test-only pause points at the stages of a run (e2e/faults_test.go)
 //
 // Decisions are pure functions over explicit inputs, tested with tables;
 // effects are thin and sit next to the decision they carry out. The leaf
