@@ -362,7 +362,7 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 
 	// 4. Report.
-	return report(res, cfg.Output, opts.Progress, stdout, sigCode())
+	return report(res, cfg.Output, opts.Progress, stdout, sigCode)
 }
 
 // guardOutputs wraps podrun's stdout and stderr in outputGuards that
@@ -396,7 +396,7 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 
 // report prints each pod's outcome and, with -o json or yaml, the final
 // pods, and returns podrun's exit status.
-func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode int) error {
+func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode func() int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
 			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.Outcome, p.Status.Phase)
@@ -407,7 +407,8 @@ func report(res *runner.Result, output string, progress, stdout io.Writer, sigCo
 			return podrunError(err)
 		}
 	}
-	code := res.ExitCode(sigCode)
+	// After printing: a stdout closed meanwhile counts (141).
+	code := res.ExitCode(sigCode())
 	if code == 0 {
 		return nil
 	}

@@ -116,3 +116,21 @@ func TestOutputGuard(t *testing.T) {
 		t.Errorf("exit code %d after a later signal, want the first interruption's 141", code)
 	}
 }
+
+// TestCLIClosedStdoutAtTheEnd: with -o json the pod document is podrun's
+// only stdout; a reader gone by then makes the exit 141, not 0, though
+// the run itself went well and is torn down.
+func TestCLIClosedStdoutAtTheEnd(t *testing.T) {
+	_, ep := startFake(t)
+	root := t.TempDir()
+	m := writeManifest(t, strings.Replace(jobPod, "exit 7", "exit 0", 1))
+	var stderr strings.Builder
+	code := run([]string{"podrun", "--runtime-endpoint", ep, "--cgroup-root=", "--root-dir", root, "-o", "json", "-f", m},
+		strings.NewReader(""), &brokenPipe{writes: 1}, &stderr)
+	if code != 141 {
+		t.Fatalf("exit %d, want 141\nstderr:\n%s", code, stderr.String())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(root, "pods")); len(entries) != 0 {
+		t.Errorf("pod dirs left: %v", entries)
+	}
+}
