@@ -278,6 +278,7 @@ func (e *env) nodeLeftovers() []string {
 	if err != nil {
 		t.Errorf("cleanliness check: %v", err)
 	}
+	results := cniResults(t)
 	for _, uid := range uids {
 		if inUseElsewhere(t, e, uid) {
 			continue
@@ -295,7 +296,7 @@ func (e *env) nodeLeftovers() []string {
 				}
 			}
 		}
-		for _, f := range cniResultsOf(t, uid) {
+		for _, f := range results[uid] {
 			out = append(out, fmt.Sprintf("CNI result %s of pod UID %s", f, uid))
 		}
 	}
@@ -332,14 +333,14 @@ const cgroupV1 = "/sys/fs/cgroup"
 // CNI args, K8S_POD_UID among them; DEL removes it.
 const cniResultsDir = "/var/lib/cni/results"
 
-// cniResultsOf lists the cached CNI results of the pod uid.
-func cniResultsOf(t *testing.T, uid string) []string {
+// cniResults lists the cached CNI results by pod UID.
+func cniResults(t *testing.T) map[string][]string {
 	t.Helper()
 	entries, err := os.ReadDir(cniResultsDir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Errorf("cleanliness check: %v", err)
 	}
-	var out []string
+	out := map[string][]string{}
 	for _, en := range entries {
 		b, err := os.ReadFile(filepath.Join(cniResultsDir, en.Name()))
 		if err != nil {
@@ -352,8 +353,8 @@ func cniResultsOf(t *testing.T, uid string) []string {
 			continue
 		}
 		for _, kv := range res.CNIArgs {
-			if kv[0] == "K8S_POD_UID" && kv[1] == uid {
-				out = append(out, filepath.Join(cniResultsDir, en.Name()))
+			if kv[0] == "K8S_POD_UID" {
+				out[kv[1]] = append(out[kv[1]], filepath.Join(cniResultsDir, en.Name()))
 			}
 		}
 	}
