@@ -46,6 +46,8 @@ type runFlagValues struct {
 	CNIBinDir            string
 	ImageCredentials     string
 	SeccompProfileRoot   string
+	DryRun               bool
+	JUnit                string
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -76,6 +78,8 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CNIBinDir:            str(c, "cni-bin-dir"),
 		ImageCredentials:     str(c, "image-credentials"),
 		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
+		DryRun:               boolean(c, "dry-run"),
+		JUnit:                str(c, "junit"),
 	}
 }
 
@@ -91,6 +95,8 @@ type runConfig struct {
 	NodeName      string
 	Output        string // text, json or yaml
 	Quiet         bool
+	DryRun        bool   // --dry-run, podrun validate: stop before the runtime (cmd_validate.go)
+	JUnit         string // --junit: the JUnit report's path (junit.go); "" for none
 
 	Facts   runner.FactsConfig
 	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
@@ -113,6 +119,17 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	case "text", "json", "yaml":
 	default:
 		return runConfig{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
+	}
+	// The runtime is handed paths below these dirs (the sandbox's log
+	// directory, mount sources, Localhost seccomp profiles), which it
+	// resolves on its own: CRI-O refuses a relative log directory and
+	// containerd would read a relative one from its own working dir.
+	for _, d := range []*string{&f.RootDir, &f.PodLogsDir, &f.SeccompProfileRoot} {
+		if *d != "" {
+			if *d, err = filepath.Abs(*d); err != nil {
+				return runConfig{}, err
+			}
+		}
 	}
 	headers, err := parseHeaders(f.ManifestURLHeaders)
 	if err != nil {
@@ -138,9 +155,12 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	if err != nil {
 		return runConfig{}, err
 	}
+	if f.DryRun && f.JUnit != "" {
+		return runConfig{}, errors.New("--junit reports a run's containers; a dry run runs none")
+	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
-		Output: f.Output, Quiet: f.Quiet,
+		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit,
 		Facts: runner.FactsConfig{
 			Node:         node,
 			CgroupDriver: f.CgroupDriver,
@@ -205,7 +225,7 @@ func parseHeaders(vals []string) (http.Header, error) {
 // stderr; --quiet drops podrun's own progress lines.
 func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout, stderr io.Writer) runner.Options {
 	opts := cfg.Options
-	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, stderr
+	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, runner.PlainProgress(stderr)
 	if cfg.Output != "text" {
 		opts.Stdout = stderr
 	}
@@ -213,6 +233,9 @@ func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout,
 		opts.Progress = nil
 	}
 	opts.Force, opts.ConfigMaps, opts.Secrets = force, configMaps(set), secrets(set)
+	if cfg.JUnit != "" {
+		opts.LogTailLines = junitLogLines
+	}
 	return opts
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,6 +61,9 @@ func TestNewRunConfig(t *testing.T) {
 		{"--image-credentials", func(f *runFlagValues) { f.ImageCredentials = "/creds.json" }, ""},
 		{"missing --image-credentials", func(f *runFlagValues) { f.ImageCredentials = "/absent.json" }, "reading --image-credentials: open /absent.json"},
 		{"--image-credentials not a docker config", func(f *runFlagValues) { f.ImageCredentials = "/bad.json" }, "reading --image-credentials /bad.json: not a valid docker config"},
+		{"--dry-run", func(f *runFlagValues) { f.DryRun = true }, ""},
+		{"--junit", func(f *runFlagValues) { f.JUnit = "report.xml" }, ""},
+		{"--junit with --dry-run", func(f *runFlagValues) { f.DryRun, f.JUnit = true, "report.xml" }, "--junit reports a run's containers; a dry run runs none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := goodFlags()
@@ -88,6 +92,17 @@ func TestNewRunConfigValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := cfg.Options
+
+	// Dirs handed to the runtime are absolute (CRI-O refuses a relative
+	// sandbox log directory).
+	wd, _ := os.Getwd()
+	rel := goodFlags()
+	rel.RootDir, rel.PodLogsDir, rel.SeccompProfileRoot = "r", "./logs", "prof"
+	if rc, err := newRunConfig(rel, readFiles(nil)); err != nil || rc.Options.RootDir != filepath.Join(wd, "r") ||
+		rc.Options.PodLogsDir != filepath.Join(wd, "logs") || rc.Facts.Node.RootDir != filepath.Join(wd, "r") ||
+		rc.Facts.CNI.StateFile != filepath.Join(wd, "r", "cni-validated") {
+		t.Errorf("relative dirs: %+v, %v", rc, err)
+	}
 	if cfg.NodeName != "node1" || cfg.Facts.Node.NodeName != "node1" || cfg.Output != "json" ||
 		len(cfg.Headers.Values("A")) != 2 || o.Wait != runner.WaitReady || o.Timeout != 90*time.Second || !o.Detach ||
 		o.RootDir != "/var/lib/podrun" || o.CgroupRoot != "/podrun" || o.ImageCredentials != nil {

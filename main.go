@@ -35,7 +35,6 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/sources"
 )
@@ -101,124 +100,120 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Flags shared by every command that talks to the runtime.
 func runtimeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "runtime-endpoint", Aliases: []string{"r"}, EnvVars: []string{"CONTAINER_RUNTIME_ENDPOINT"},
-			Usage: "CRI endpoint (unix:///path or /path); default: the first that answers of " + strings.Join(cri.DefaultEndpoints, ", ")},
-		&cli.StringFlag{Name: "root-dir", Value: "/var/lib/podrun",
-			Usage: "podrun's state and per-pod data dirs (<root-dir>/pods/<uid>); pod logs go under <root-dir>/logs unless --pod-logs-dir is set"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print podrun's own progress lines on stderr"},
+		&cli.StringFlag{Name: "runtime-endpoint", Aliases: []string{"r"}, EnvVars: []string{"CONTAINER_RUNTIME_ENDPOINT"}, Category: catRuntime,
+			Usage: "CRI `ENDPOINT` (unix:///path or /path); default: the first that answers of " + strings.Join(cri.DefaultEndpoints, ", ")},
+		&cli.StringFlag{Name: "root-dir", Value: "/var/lib/podrun", Category: catRuntime,
+			Usage: "podrun's state and per-pod data `DIR`s (<root-dir>/pods/<uid>); pod logs go under <root-dir>/logs unless --pod-logs-dir is set"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOutput, Usage: "do not print podrun's own progress on stderr"},
 	}
 }
 
 func runFlags() []cli.Flag {
 	host, _ := os.Hostname()
 	return append(runtimeFlags(),
-		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"},
-			Usage: "manifest source, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
-		&cli.StringSliceFlag{Name: "manifest-url-header",
-			Usage: "'Name:value' header sent with manifest URL requests, repeatable"},
-		&cli.StringFlag{Name: "manifest-url-ca",
-			Usage: "PEM file of CA certificates that manifest URL servers are verified against, besides the system roots"},
-		&cli.StringFlag{Name: "pod-logs-dir",
-			Usage: "directory for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
-		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto),
-			Usage: "what to wait for: complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
-		&cli.DurationFlag{Name: "timeout", Usage: "limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",
-			Usage: "text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr"},
-		&cli.StringFlag{Name: "node-name", Value: host, Usage: "node name: spec.nodeName default, part of the pod UID"},
-		&cli.StringSliceFlag{Name: "cluster-dns", Usage: "DNS server IP for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
-		&cli.StringFlag{Name: "cluster-domain", Usage: "cluster domain for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
-		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot,
-			Usage: "cgroup under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
-		&cli.StringFlag{Name: "cgroup-driver",
-			Usage: "cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
-		&cli.StringSliceFlag{Name: "system-reserved",
-			Usage: "resources held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
-		&cli.StringSliceFlag{Name: "node-labels",
-			Usage: "node labels for nodeSelector and node affinity, KEY=VALUE, comma list or repeatable (the node always has kubernetes.io/hostname=<node name>, kubernetes.io/os and kubernetes.io/arch)"},
-		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls",
-			Usage: "sysctls, or prefixes ending in *, that pods may set besides the safe ones, comma list or repeatable, e.g. 'kernel.msg*,net.core.somaxconn'"},
-		&cli.StringFlag{Name: "cni-conf-dir",
-			Usage: "CNI network config dir checked before pods off the host network run; overrides the one the runtime reports in its status (default then " + cni.DefaultConfDir + ")"},
-		&cli.StringFlag{Name: "cni-bin-dir",
-			Usage: "CNI plugin dirs, colon-separated; override the ones the runtime reports in its status (default then " + cni.DefaultBinDir + ")"},
-		&cli.StringFlag{Name: "image-credentials", TakesFile: true,
-			Usage: "docker config.json with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
-		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true,
-			Usage: "directory of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
+		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Category: catInput,
+			Usage: "manifest `SOURCE`, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
+		&cli.StringSliceFlag{Name: "manifest-url-header", Category: catInput,
+			Usage: "`'Name:value'` header sent with manifest URL requests, repeatable"},
+		&cli.StringFlag{Name: "manifest-url-ca", Category: catInput, TakesFile: true,
+			Usage: "PEM `FILE` of CA certificates that manifest URL servers are verified against, besides the system roots"},
+		&cli.StringFlag{Name: "pod-logs-dir", Category: catRuntime, TakesFile: true,
+			Usage: "`DIR` for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
+		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto), Category: catOutput,
+			Usage: "what to wait for (`MODE`): complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
+		&cli.DurationFlag{Name: "timeout", Category: catOutput, Usage: "`DURATION` limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
+			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
+		&cli.BoolFlag{Name: "dry-run", Category: catOutput,
+			Usage: "decode, default, validate and admit the pods without the runtime and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
+			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
+		&cli.StringFlag{Name: "node-name", Value: host, DefaultText: "this machine's host name", Category: catNode, Usage: "node `NAME`: spec.nodeName default, part of the pod UID"},
+		&cli.StringSliceFlag{Name: "cluster-dns", Category: catNetwork, Usage: "DNS server `IP` for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
+		&cli.StringFlag{Name: "cluster-domain", Category: catNetwork, Usage: "cluster `DOMAIN` for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
+		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot, Category: catNode,
+			Usage: "`CGROUP` under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
+		&cli.StringFlag{Name: "cgroup-driver", Category: catRuntime,
+			Usage: "`DRIVER`: cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
+		&cli.StringSliceFlag{Name: "system-reserved", Category: catNode,
+			Usage: "`RESOURCES` held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
+		&cli.StringSliceFlag{Name: "node-labels", Category: catNode,
+			Usage: "node `LABELS` for nodeSelector and node affinity, KEY=VALUE, comma list or repeatable (the node always has kubernetes.io/hostname=<node name>, kubernetes.io/os and kubernetes.io/arch)"},
+		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Category: catSecurity,
+			Usage: "`SYSCTLS`, or prefixes ending in *, that pods may set besides the safe ones, comma list or repeatable, e.g. 'kernel.msg*,net.core.somaxconn'"},
+		&cli.StringFlag{Name: "cni-conf-dir", Category: catNetwork, TakesFile: true,
+			Usage: "CNI network config `DIR` checked before pods off the host network run; overrides the one the runtime reports in its status (default then " + cni.DefaultConfDir + ")"},
+		&cli.StringFlag{Name: "cni-bin-dir", Category: catNetwork, TakesFile: true,
+			Usage: "CNI plugin `DIRS`, colon-separated; override the ones the runtime reports in its status (default then " + cni.DefaultBinDir + ")"},
+		&cli.StringFlag{Name: "image-credentials", TakesFile: true, Category: catSecurity,
+			Usage: "docker config.json `FILE` with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
+		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true, Category: catSecurity,
+			Usage: "`DIR` of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
 	)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	runCmd := func(c *cli.Context) error { return runAction(c, stdin, stdout, stderr) }
+	appFlags := runFlags()
 	app := &cli.App{
-		Name:      "podrun",
-		Usage:     "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
-		UsageText: "podrun [flags] -f SOURCE...   (same as: podrun run -f SOURCE...)\npodrun ps | down POD... | cni init | version",
-		Description: "Exit status: 0 when every pod reached the wait condition; the exit code of the first failed\n" +
-			"container (spec order, init containers first) when a pod failed; 124 when --timeout expired;\n" +
-			"125 when podrun could not run the pods; 129/130/143 after SIGHUP/SIGINT/SIGTERM and 141 when\n" +
-			"stdout or stderr was closed, once torn down.",
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		Reader:          stdin,
-		Flags:           runFlags(),
-		Action:          runCmd,
-		HideHelpCommand: true,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return podrunError(fmt.Errorf("%w (see podrun --help)", err))
-		},
+		Name:        "podrun",
+		Usage:       "run Kubernetes Pod manifests once on the node's CRI runtime, as a kubelet would",
+		UsageText:   appUsageText(appFlags),
+		Description: exitStatusHelp,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		Reader:      stdin,
+		Flags:       appFlags,
+		Action:      runCmd,
 		Commands: []*cli.Command{
 			{
 				Name: "run", Usage: "run pods from manifests until they complete or are ready, then tear them down",
-				UsageText: "podrun run [flags] -f SOURCE...", Flags: runFlags(), Action: runCmd,
-				OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
+				UsageText: "podrun run [flags] -f SOURCE...\n\n" +
+					"# a job pod: stream its logs, exit with its status, give up after 10 minutes\n" +
+					"podrun run --timeout 10m -f job.yaml\n" +
+					"# every manifest of a directory, left running once Ready\n" +
+					"podrun run -d --wait=ready -f manifests/",
+				Flags: runFlags(), Action: runCmd,
 			},
 			{
 				Name: "ps", Usage: "list the pods podrun runs on this node",
-				Flags:  append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json or yaml"}),
+				UsageText: "podrun ps [flags]\n\n" +
+					"# podrun's pods on this node\n" +
+					"podrun ps\n" +
+					"# the same for scripts\n" +
+					"podrun ps -o json",
+				Flags:  append(runtimeFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput, Usage: "`FORMAT`: table, json or yaml"}),
 				Action: func(c *cli.Context) error { return psAction(c, stdout) },
 			},
 			{
 				Name: "down", Usage: "tear podrun pods down fully: containers, sandboxes, data and log dirs",
-				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID)",
-				Flags:     append(runtimeFlags(), &cli.BoolFlag{Name: "all", Usage: "every podrun pod on this node"}),
-				Action:    func(c *cli.Context) error { return downAction(c, stderr) },
+				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID)\n\n" +
+					"# one pod, by name\n" +
+					"podrun down web\n" +
+					"# every podrun pod on this node\n" +
+					"podrun down --all",
+				Flags:  append(runtimeFlags(), &cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod on this node"}),
+				Action: func(c *cli.Context) error { return downAction(c, stderr) },
 			},
+			validateCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),
+			completionCommand(stdout),
 			{
 				Name: "version", Usage: "print podrun's version",
+				UsageText: "podrun version\n\n" +
+					"# podrun's version, with the Go version and platform it was built with\n" +
+					"podrun version",
 				Action: func(c *cli.Context) error {
 					fmt.Fprintf(stdout, "podrun %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 					return nil
 				},
 			},
+			completeCommand(stdout),
 		},
 	}
-	usageErrors(app.Commands)
+	finishCommands(app)
 	return app
-}
-
-// usageErrors makes every command's usage errors what `podrun run`'s are:
-// one line on stderr and exit 125, instead of urfave/cli's "Incorrect
-// Usage" and the help on stdout; and an unknown subcommand (`podrun cni
-// bogus`) one of them, instead of "No help topic" and exit 3.
-func usageErrors(cmds []*cli.Command) {
-	for _, cmd := range cmds {
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return podrunError(err) }
-		}
-		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
-			cmd.Action = func(c *cli.Context) error {
-				if c.NArg() > 0 {
-					return podrunError(fmt.Errorf("unknown command %q (see %s --help)", c.Args().First(), c.Command.HelpName))
-				}
-				return cli.ShowSubcommandHelp(c)
-			}
-		}
-		usageErrors(cmd.Subcommands)
-	}
 }
 
 // interrupts ends a run early: the first SIGINT, SIGTERM or SIGHUP, or
@@ -323,7 +318,14 @@ func (g *outputGuard) Write(p []byte) (int, error) {
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := newRunConfig(runFlagsOf(c), os.ReadFile)
+	return runWith(runFlagsOf(c), stdin, stdout, stderr)
+}
+
+// runWith runs the pods the flags name; a dry run stops before the
+// runtime (dryRun). With --junit the report is written whatever the
+// outcome, once the run has ended (junit.go).
+func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
@@ -331,7 +333,11 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	defer in.stop()
 	ctx, force, sigCode := in.ctx, in.force, in.exitCode
 	signal.Ignore(syscall.SIGPIPE)
-	stdout, stderr = guardOutputs(in, stdout, stderr)
+	jr, err := newJUnitReport(cfg)
+	if err != nil {
+		return podrunError(err)
+	}
+	defer func() { err = jr.write(err, sigCode()) }()
 
 	// 1. Read every manifest before touching the runtime: bad input creates nothing.
 	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA, NodeName: cfg.NodeName})
@@ -341,6 +347,11 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 	if len(set.Pods) == 0 {
 		return podrunError(fmt.Errorf("no pod in %s", strings.Join(cfg.Sources, ", ")))
 	}
+	if cfg.DryRun {
+		return dryRun(cfg, set, stdout, stderr)
+	}
+	pods := setPods(set)
+	jr.setPods(pods)
 
 	// 2. Connect to the runtime and learn the node and the runtime.
 	rt, err := dial(ctx, cfg.Endpoint)
@@ -348,21 +359,25 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 		return interrupted(err, sigCode)
 	}
 	defer rt.Close()
-	pods := setPods(set)
 	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
 	if err != nil {
 		return interrupted(err, sigCode)
 	}
 
 	// 3. Run.
-	opts := cfg.runOptions(set, force, stdout, stderr)
+	stdout, errOut := guardOutputs(in, stdout, stderr)
+	opts := cfg.runOptions(set, force, stdout, errOut)
+	stopLive := startLiveProgress(&opts, stderr)
+	defer stopLive()
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
+	stopLive()
+	jr.setResult(res)
 	if err != nil {
-		return runFailed(err, res, cfg.Output, stdout, sigCode)
+		return runFailed(withOrigins(err, set), res, cfg.Output, stdout, sigCode)
 	}
 
 	// 4. Report.
-	return report(res, cfg.Output, opts.Progress, stdout, sigCode)
+	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode), set)
 }
 
 // guardOutputs wraps podrun's stdout and stderr in outputGuards that
@@ -382,11 +397,12 @@ func guardOutputs(in *interrupts, stdout, stderr io.Writer) (io.Writer, io.Write
 	return out, errOut
 }
 
-// runFailed is the error of a run that could not run its pods. Rejected
-// pods print as the kubelet reports them: Failed, with the reason.
+// runFailed is the error of a run that could not run its pods. Refused
+// pods that have a status print as the kubelet reports them: rejected ones
+// Failed, with the reason; ones with an invalid image name Pending, the
+// container waiting with InvalidImageName.
 func runFailed(err error, res *runner.Result, output string, stdout io.Writer, sigCode func() int) error {
-	var rejected *admission.Error
-	if errors.As(err, &rejected) && res != nil && output != "text" {
+	if res != nil && output != "text" {
 		if perr := printPods(stdout, output, res.Pods); perr != nil {
 			return podrunError(errors.Join(err, perr))
 		}
@@ -396,10 +412,10 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 
 // report prints each pod's outcome and, with -o json or yaml, the final
 // pods, and returns podrun's exit status.
-func report(res *runner.Result, output string, progress, stdout io.Writer, sigCode func() int) error {
+func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode func() int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			fmt.Fprintf(progress, "pod/%s: %s (phase %s)\n", p.Pod.Name, p.Outcome, p.Status.Phase)
+			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
 		}
 	}
 	if output != "text" {

@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -64,8 +63,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":     cmdStatus,
-			"nohostname": cmdNoHostname,
+			"status": cmdStatus,
 		},
 	})
 }
@@ -84,18 +82,4 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got := string(b); got != args[0] {
 		ts.Fatalf("podrun exited %s, want %s", got, args[0])
 	}
-}
-
-// cmdNoHostname is `nohostname SRC DST`: SRC (a file, stdout or stderr)
-// with the machine's host name, where help shows it as the default of
-// --node-name, replaced by HOSTNAME, written to DST. The help goldens then
-// hold on any machine.
-func cmdNoHostname(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: nohostname SRC DST")
-	}
-	host, err := os.Hostname()
-	ts.Check(err)
-	out := strings.ReplaceAll(ts.ReadFile(args[0]), `(default: "`+host+`")`, `(default: "HOSTNAME")`)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o644))
 }

@@ -9,7 +9,9 @@ package e2e
 // row's expected outcome. Rows the testbed cannot run (images it does not
 // mirror, APIs only an API server has, data files) are skipped with their
 // reason; no row is skipped because podrun lacks a feature: such a row runs
-// and fails until the feature lands.
+// and fails until the feature lands. Every NEG row, refused or failed, is
+// then checked to have left nothing behind (expectNoTrace), and a refused
+// one to have created nothing.
 //
 // How the long-running rows end, per row:
 //   - ready: restartPolicy Always and nothing to read from the logs:
@@ -149,6 +151,11 @@ func TestE2EConformance(t *testing.T) {
 				}
 				c.args = append(c.args, row.flags...)
 				row.check(c)
+				if strings.Contains(row.verdict, "NEG") {
+					// A rejection or failure leaves nothing behind
+					// (hostile_test.go).
+					expectNoTrace(t, c.e, c.args)
+				}
 			})
 			outcomes[i] = outcome{ok: ok, elapsed: time.Since(start)}
 		}()
@@ -297,9 +304,7 @@ func refusedRow(want ...string) func(c *conformanceCase) {
 				t.Errorf("stderr lacks %q\n%s", w, r)
 			}
 		}
-		if dirs := podDirs(t, c.e.root); len(dirs) > 0 {
-			t.Errorf("pod data dirs %v after a refused run", dirs)
-		}
+		expectNothingCreated(t, c.e)
 	}
 }
 

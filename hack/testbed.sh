@@ -255,6 +255,9 @@ PACKAGES=(
   iptables:/usr/sbin/iptables
   curl:/usr/bin/curl
   util-linux:/usr/bin/setsid
+  zsh:/usr/bin/zsh
+  fish:/usr/bin/fish
+  libxml2-utils:/usr/bin/xmllint
 )
 
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the

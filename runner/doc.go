@@ -38,9 +38,12 @@
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
 //	logs.go        the containers' output copied to podrun's stdout and stderr
 //	loglost.go     logsLost: output the runtime could not write to the log dir
+//	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds
 //	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
+//	junit.go       JUnitReport: the run's JUnit report (--junit; the format: package runner/junit)
+//	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate)
 //	down.go        Down and stopTurns: `podrun down`
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes

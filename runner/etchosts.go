@@ -94,5 +94,11 @@ func (p *podRun) hostsMount(c *v1.Container, podIPs []string) (*runtimeapi.Mount
 	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
 		return nil, err
 	}
-	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: path, SelinuxRelabel: true}, nil
+	return etcHostsMount(p.dataDir), nil
+}
+
+// etcHostsMount is the mount of the managed /etc/hosts of the pod whose
+// data dir is dataDir.
+func etcHostsMount(dataDir string) *runtimeapi.Mount {
+	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: filepath.Join(dataDir, etcHostsFile), SelinuxRelabel: true}
 }

@@ -38,6 +38,10 @@ type Facts struct {
 	// RuntimeHandlers are the runtime's handlers and their features (CRI
 	// Status), which say whether user namespaces are supported (userns.go).
 	RuntimeHandlers []*runtimeapi.RuntimeHandler
+	// NoRuntime: no runtime was asked (DryRunFacts), so what only the
+	// runtime knows (its handlers, the cgroup driver when CgroupDriver is
+	// "") is unknown rather than missing.
+	NoRuntime bool
 }
 
 // FactsConfig is what the facts depend on besides the node and the runtime.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,6 +62,16 @@ func pullDecision(policy v1.PullPolicy, image string, present bool) (bool, error
 //	  status ...: 401 Unauthorized                                   (1.6)
 //	... failed to resolve reference "X": X: unexpected status ...: 403 Forbidden
 //
+// and CRI-O's, which are containers/image's (go.podman.io/image/v5/docker),
+// all with code = Unknown:
+//
+//	initializing source docker://X: reading manifest T in R: manifest unknown
+//	  (a missing repository: "name unknown" or "repository name not known
+//	  to registry"; a 404 without a body: "StatusCode: 404, ...")
+//	... unable to retrieve auth token: invalid username/password:
+//	  unauthorized: authentication required
+//	... requested access to the resource is denied
+//
 // Anything else (connection refused, timeouts, 5xx, DNS) is transient.
 func permanentPullFailure(msg string) (string, bool) {
 	has := func(subs ...string) bool {
@@ -73,15 +84,71 @@ func permanentPullFailure(msg string) (string, bool) {
 	}
 	switch {
 	case has("code = NotFound") ||
-		has("failed to resolve") && has(": not found"):
+		has("failed to resolve") && has(": not found") ||
+		has("manifest unknown", "name unknown", "repository name not known to registry", "StatusCode: 404,"):
 		return "not found", true
 	case has("pull access denied", "authorization failed", "401 Unauthorized", "403 Forbidden",
-		"code = Unauthenticated", "code = PermissionDenied", "denied: "):
+		"code = Unauthenticated", "code = PermissionDenied", "denied: ",
+		"invalid username/password", "authentication required", "requested access to the resource is denied"):
 		return "unauthorized", true
 	case has("code = InvalidArgument", "invalid reference format", "failed to parse image reference"):
 		return "invalid image name", true
 	}
 	return "", false
+}
+
+// invalidImageName is the kubelet's InvalidImageName failure of an image
+// that is not a reference (applyDefaultImageTag), nil for one that is.
+func invalidImageName(image string) *pullError {
+	if _, err := imageref.Parse(image); err != nil {
+		return &pullError{Reason: reasonInvalidImageName, Message: fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)}
+	}
+	return nil
+}
+
+// checkImageNames refuses, before anything is created, pods with an image
+// that is not a reference. The kubelet finds it when the container is to
+// be started, after the sandbox, and keeps the pod waiting
+// (InvalidImageName); nothing changes in a podrun run, so podrun refuses
+// at once, with the kubelet's reason and message and the field. The
+// Result holds each pod as the kubelet would show it: Pending, such a
+// container waiting with InvalidImageName, the others with the kubelet's
+// default waiting reason.
+func checkImageNames(pods []*v1.Pod) (*Result, error) {
+	var errs []error
+	res := &Result{Pods: make([]PodResult, len(pods))}
+	for i, pod := range pods {
+		st := v1.PodStatus{Phase: v1.PodPending}
+		var podErrs []error
+		for _, cs := range []struct {
+			field    string
+			list     []v1.Container
+			statuses *[]v1.ContainerStatus
+		}{{"spec.initContainers", pod.Spec.InitContainers, &st.InitContainerStatuses}, {"spec.containers", pod.Spec.Containers, &st.ContainerStatuses}} {
+			for j, c := range cs.list {
+				w := &v1.ContainerStateWaiting{Reason: reasonContainerCreating}
+				if cs.field == "spec.containers" && len(pod.Spec.InitContainers) > 0 {
+					w.Reason = reasonPodInitializing
+				}
+				if err := invalidImageName(c.Image); err != nil {
+					w = &v1.ContainerStateWaiting{Reason: err.Reason, Message: err.Message}
+					podErrs = append(podErrs, fmt.Errorf("%s[%d].image: %w", cs.field, j, err))
+				}
+				*cs.statuses = append(*cs.statuses, v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{Waiting: w}})
+			}
+		}
+		res.Pods[i] = PodResult{Pod: pod, Outcome: OutcomeError, Status: st, Err: errors.Join(podErrs...)}
+		if len(podErrs) == 0 {
+			res.Pods[i].Err = errors.New("not started: another pod of the run has an invalid image name")
+		}
+		for _, e := range podErrs {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, e))
+		}
+	}
+	if len(errs) == 0 {
+		return nil, nil
+	}
+	return res, errors.Join(errs...)
 }
 
 // ensureImage makes sure the runtime has the container's image, pulling it
@@ -91,10 +158,9 @@ func permanentPullFailure(msg string) (string, bool) {
 // ends; no reference, and wakeAt says when to look again). Unlike the
 // kubelet, a pull that fails for good (permanentPullFailure) ends the run.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
-	if _, err := imageref.Parse(c.Image); err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonInvalidImageName, Message: msg}
-		return "", time.Time{}, &pullError{Reason: reasonInvalidImageName, Message: msg}
+	if err := invalidImageName(c.Image); err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: err.Reason, Message: err.Message}
+		return "", time.Time{}, err
 	}
 	image := imageref.WithDefaultTag(c.Image)
 	if ref, ok := p.images.refs[image]; ok && c.ImagePullPolicy != v1.PullAlways {

@@ -151,6 +151,9 @@ func TestPullRunNodeCredentials(t *testing.T) {
 	}
 }
 
+// TestPullRunInvalidImageName: an image that is not a reference is
+// refused before anything is created (the kubelet finds it after the
+// sandbox and keeps the pod waiting with InvalidImageName).
 func TestPullRunInvalidImageName(t *testing.T) {
 	e := newEnv(t)
 	isolateNodeCredentials(t)
@@ -158,20 +161,23 @@ func TestPullRunInvalidImageName(t *testing.T) {
 	c.Image = "<your-private-image>"
 	p := newPod("private-reg", v1.RestartPolicyAlways, c)
 	p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "regcred"}}
-	res := e.run(t, context.Background(), p)
-	r := res.Pods[0]
-	if r.Outcome != runner.OutcomeError || res.ExitCode(0) != runner.ExitPodrunError {
-		t.Fatalf("outcome %s, exit %d; want error, 125", r.Outcome, res.ExitCode(0))
+	res, err := runner.Run(context.Background(), e.rt, e.facts, []*v1.Pod{p}, e.opts)
+	want := `pod default/private-reg: spec.containers[0].image: InvalidImageName: Failed to apply default image tag "<your-private-image>": couldn't parse image name "<your-private-image>": invalid reference format`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
-	want := `InvalidImageName: Failed to apply default image tag "<your-private-image>": couldn't parse image name "<your-private-image>": invalid reference format`
-	if r.Err == nil || !strings.Contains(r.Err.Error(), want) {
-		t.Errorf("err = %v, want %q", r.Err, want)
+	// The pod as the kubelet shows it (podrun -o json prints it).
+	if res == nil || res.ExitCode(0) != runner.ExitPodrunError || res.Pods[0].Status.Phase != v1.PodPending {
+		t.Fatalf("result %+v, want the pod Pending, exit 125", res)
 	}
-	if w := r.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "InvalidImageName" {
-		t.Errorf("state %+v, want waiting InvalidImageName", r.Status.ContainerStatuses[0].State)
+	if w := res.Pods[0].Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "InvalidImageName" ||
+		!strings.Contains(w.Message, "<your-private-image>") {
+		t.Errorf("state %+v, want waiting InvalidImageName", res.Pods[0].Status.ContainerStatuses[0].State)
 	}
-	if p := e.srv.Pulls(); len(p) != 0 {
-		t.Errorf("pulls %+v, want none", p)
+	for _, call := range e.srv.Calls() {
+		if call == "RunPodSandbox" || call == "PullImage" {
+			t.Errorf("the runtime was asked to %s", call)
+		}
 	}
 	e.assertTornDown(t)
 }

@@ -63,7 +63,7 @@ func newEnv(t *testing.T) *env {
 		ResolvConf: resolv,
 		Stdout:     e.stdout,
 		Stderr:     e.stderr,
-		Progress:   e.progress,
+		Progress:   runner.PlainProgress(e.progress),
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -26,7 +26,7 @@ type Options struct {
 
 	Stdout   io.Writer // container stdout
 	Stderr   io.Writer // container stderr
-	Progress io.Writer // podrun's own progress lines; nil for --quiet
+	Progress Progress  // podrun's own progress; nil for --quiet
 
 	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
 	ClusterDNS    []string
@@ -58,6 +58,11 @@ type Options struct {
 	// (--seccomp-profile-root); "" means <RootDir>/seccomp, the kubelet's
 	// default under its root dir.
 	SeccompProfileRoot string
+
+	// LogTailLines, when above 0, has each PodResult keep the last lines of
+	// each container's log (PodResult.Logs), read before teardown removes
+	// them (for --junit).
+	LogTailLines int
 }
 
 // PodResult is how one pod's run ended.
@@ -66,6 +71,10 @@ type PodResult struct {
 	Status  v1.PodStatus // as observed when the wait ended
 	Outcome Outcome
 	Err     error // set with OutcomeError, and for teardown problems
+
+	// Logs are the last Options.LogTailLines lines of the newest instance
+	// of each container that logged, by container name.
+	Logs map[string]string
 }
 
 // Reached tells whether the pod reached its wait condition.
@@ -102,7 +111,6 @@ type runState struct {
 	multi bool // more than one container in the run: prefix output lines
 	host  resolvConf
 	now   func() time.Time
-	prog  sync.Mutex
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
 
@@ -182,7 +190,8 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 }
 
 // refusals refuses the run before anything is created: a pod the node
-// rejects (the Result then holds each pod's status), a volume podrun
+// rejects (the Result then holds each pod's status), an image name that is
+// not a reference, a volume podrun
 // cannot set up (a type that needs an API server or a CSI driver, a
 // ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
 // false on a runtime without user namespaces.
@@ -192,8 +201,14 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
 		}
 	}
-	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets); err != nil {
+	if res, err := checkImageNames(pods); err != nil {
+		return res, err
+	}
+	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets, facts); err != nil {
 		return nil, err
+	}
+	if facts.NoRuntime {
+		return nil, nil // the runtime's handlers are unknown: DryRun notes it
 	}
 	return nil, checkUserns(pods, facts.RuntimeHandlers)
 }
@@ -235,14 +250,11 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	}, nil
 }
 
-// progressf writes one line of podrun's own progress.
+// progressf writes a note of podrun's own progress.
 func (r *runState) progressf(format string, args ...any) {
-	if r.opts.Progress == nil {
-		return
+	if r.opts.Progress != nil {
+		r.opts.Progress.Note(fmt.Sprintf(format, args...))
 	}
-	r.prog.Lock()
-	defer r.prog.Unlock()
-	fmt.Fprintf(r.opts.Progress, format+"\n", args...)
 }
 
 // runPod runs one pod: set up, sync until the wait ends, tear down.
@@ -269,6 +281,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
 	if r.opts.Detach && o == OutcomeReached {
 		p.logs.finishAll()
+		res.Logs = p.readLogTails()
 		p.event("Detached", "leaving the pod running")
 		res.failWith(p.logsLost())
 		return res
@@ -279,6 +292,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	// A run whose output was lost does not succeed (exit 125).
 	res.failWith(p.lostLogs)
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
+	res.Logs = p.logTails
 	return res
 }
 

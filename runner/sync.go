@@ -38,7 +38,8 @@ type podRun struct {
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
-	lostLogs  error // container output the runtime could not write (loglost.go)
+	logTails  map[string]string // the end of each container's log, read at teardown (logtail.go)
+	lostLogs  error             // container output the runtime could not write (loglost.go)
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 
@@ -76,9 +77,18 @@ func newPodRun(r *runState, pod *v1.Pod) *podRun {
 	return p
 }
 
-// event prints one progress line for the pod, named like a kubelet event.
+// event reports an event of the pod, named like a kubelet event.
 func (p *podRun) event(reason, format string, args ...any) {
-	p.r.progressf("pod/%s: %s: %s", p.pod.Name, reason, fmt.Sprintf(format, args...))
+	if p.r.opts.Progress != nil {
+		p.r.opts.Progress.Event(p.pod, reason, fmt.Sprintf(format, args...))
+	}
+}
+
+// reportStatus reports the pod's status as last worked out.
+func (p *podRun) reportStatus() {
+	if p.r.opts.Progress != nil {
+		p.r.opts.Progress.PodStatus(p.pod, p.apiStatus)
+	}
 }
 
 // generateAPIStatus generates the pod's API status from what was last observed,
@@ -138,6 +148,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		p.logs.update(p.observed)
 		p.probes = p.prober.snapshot()
 		p.apiStatus = p.generateAPIStatus()
+		p.reportStatus()
 		p.prober.observe(p.observed, p.apiStatus.PodIP)
 		if o := waitOutcome(p.r.opts.Wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
 			return o, nil
@@ -179,6 +190,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		// Nothing started: the act may have recorded why (CrashLoopBackOff,
 		// ImagePullBackOff), which the status shows while the loop waits.
 		p.apiStatus = p.generateAPIStatus()
+		p.reportStatus()
 		if !p.sleep(ctx, nextWake) {
 			return OutcomeWaiting, nil
 		}
@@ -318,24 +330,33 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// createSandbox runs a new sandbox for the pod and learns its IPs.
-func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
-	// The kubelet's generatePodSandboxConfig refuses a pod whose hostname
-	// it cannot form (an FQDN over 64 characters, say).
+// podSandboxConfig is the pod's sandbox config for attempt (the kubelet's
+// generatePodSandboxConfig), with the DNS warnings to report. Like the
+// kubelet's, it refuses a pod whose hostname it cannot form (an FQDN over
+// 64 characters, say).
+func (p *podRun) podSandboxConfig(attempt uint32) (*runtimeapi.PodSandboxConfig, []string, error) {
 	if !p.pod.Spec.HostNetwork {
 		if _, err := podHostnames(p.pod, p.r.opts.ClusterDomain); err != nil {
-			return "", fmt.Errorf("generating the pod sandbox config: %w", err)
+			return nil, nil, fmt.Errorf("generating the pod sandbox config: %w", err)
 		}
 	}
 	dns, warnings := dnsConfigFor(dnsInput{Pod: p.pod, Host: p.r.host, ClusterDNS: p.r.opts.ClusterDNS, ClusterDomain: p.r.opts.ClusterDomain})
-	for _, w := range warnings {
-		p.event("Warning", "%s", w)
-	}
-	cfg := sandboxConfig(sandboxInput{
+	return sandboxConfig(sandboxInput{
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
 		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
 		UsernsBase: p.r.userns[p.uid],
-	})
+	}), warnings, nil
+}
+
+// createSandbox runs a new sandbox for the pod and learns its IPs.
+func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
+	cfg, warnings, err := p.podSandboxConfig(attempt)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range warnings {
+		p.event("Warning", "%s", w)
+	}
 	// A signal must not cut a call that creates something: the runtime
 	// would go on creating it after podrun stopped looking, and teardown
 	// would miss it. The call is bounded by the client's per-call timeout.
@@ -436,9 +457,16 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
-		// The container ends up exited; the restart policy decides what next.
 		p.reasons[c.Name] = waitingReason{Reason: reasonRunContainerError, Message: err.Error()}
 		p.event("Failed", "Error: %s: %v", reasonRunContainerError, err)
+		// containerd leaves the container exited (128, StartError), and the
+		// restart policy decides what next. CRI-O removes it: the next sync
+		// would create it again at once, and again, as nothing changes in
+		// a run; like a container the runtime refuses to create, the run
+		// ends (exit 125).
+		if _, serr := p.r.rt.ContainerStatus(ctx, id); cri.IsNotFound(serr) {
+			return false, time.Time{}, fmt.Errorf("%s: starting container %q (the runtime removed it): %w", reasonRunContainerError, c.Name, err)
+		}
 		return true, time.Time{}, nil
 	}
 	delete(p.reasons, c.Name)
@@ -480,14 +508,7 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 	if err != nil {
 		err = &configError{err.Error()}
 	} else {
-		cfg, err = containerConfig(containerInput{
-			Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
-			PodIPs: p.ips[sandboxID], HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
-			Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
-			MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: imageUserOf(img),
-			SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
-			UsernsBase: p.r.userns[p.uid],
-		})
+		cfg, err = containerConfig(p.containerInput(c, ref, restartCount, p.ips[sandboxID], imageUserOf(img)))
 	}
 	if err != nil {
 		// A config error ends the run (exit 125); the status shows the
@@ -521,6 +542,20 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 		cfg.Mounts = append(cfg.Mounts, term)
 	}
 	return cfg, nil
+}
+
+// containerInput is what containerConfig decides container c's instance
+// restartCount from: image ref, run as the image's user u, in a sandbox
+// with podIPs.
+func (p *podRun) containerInput(c *v1.Container, ref string, restartCount int, podIPs []string, u imageUser) containerInput {
+	return containerInput{
+		Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+		PodIPs: podIPs, HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
+		Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+		MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: u,
+		SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+		UsernsBase: p.r.userns[p.uid],
+	}
 }
 
 // gracePeriod is the pod's termination grace period in seconds, at least

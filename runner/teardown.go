@@ -37,6 +37,7 @@ func (p *podRun) teardown() error {
 	p.observeFinal(ctx)
 	p.logs.finishAll()
 	p.lostLogs = p.logsLost()
+	p.logTails = p.readLogTails() // before the log dir goes
 	for _, id := range ids {
 		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))

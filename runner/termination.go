@@ -56,7 +56,13 @@ func (p *podRun) terminationMount(c *v1.Container) (*runtimeapi.Mount, error) {
 	if err := os.Chmod(path, 0o666); err != nil {
 		return nil, err
 	}
-	return &runtimeapi.Mount{ContainerPath: c.TerminationMessagePath, HostPath: path, SelinuxRelabel: true}, nil
+	return terminationMessageMount(c, path), nil
+}
+
+// terminationMessageMount mounts the host file path at the container's
+// terminationMessagePath.
+func terminationMessageMount(c *v1.Container, path string) *runtimeapi.Mount {
+	return &runtimeapi.Mount{ContainerPath: c.TerminationMessagePath, HostPath: path, SelinuxRelabel: true}
 }
 
 // withTerminationMessage is the message of an exited container: the
@@ -89,14 +95,11 @@ func withTerminationMessage(st *runtimeapi.ContainerStatus) string {
 		}
 	}
 	if checkLogs && st.LogPath != "" {
-		data, cut, err := readTail(st.LogPath, maxLogTailRead)
+		text, err := logTail(st.LogPath, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
 		if err != nil {
 			tmsg = fmt.Sprintf("Error on reading termination message from logs: %v", err)
 		} else {
-			if i := bytes.IndexByte(data, '\n'); cut && i >= 0 {
-				data = data[i+1:] // starts mid-line
-			}
-			tmsg = lastLogText(data, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
+			tmsg = text
 		}
 	}
 	if tmsg != "" {
@@ -128,6 +131,20 @@ func readTail(path string, max int64) ([]byte, bool, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max))
 	return data, cut, err
+}
+
+// logTail is the text of the last n lines of the CRI log file at path, cut
+// to its last max bytes (lastLogText), read from at most its last
+// maxLogTailRead bytes.
+func logTail(path string, n, max int) (string, error) {
+	data, cut, err := readTail(path, maxLogTailRead)
+	if err != nil {
+		return "", err
+	}
+	if i := bytes.IndexByte(data, '\n'); cut && i >= 0 {
+		data = data[i+1:] // starts mid-line
+	}
+	return lastLogText(data, n, max), nil
 }
 
 // lastLogText is the text of the last n lines of a CRI log, cut to its

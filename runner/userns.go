@@ -127,7 +127,7 @@ func usernsRefusal(pods []*v1.Pod, handlers []*runtimeapi.RuntimeHandler, handle
 		name = "default"
 	}
 	if found {
-		msg = fmt.Sprintf("the runtime's %s handler does not support user namespaces (CRI Status: features.user_namespaces false; containerd needs runc >= 1.2 with idmapped mounts)", name)
+		msg = fmt.Sprintf("the runtime's %s handler does not support user namespaces (CRI Status: features.user_namespaces false; the OCI runtime behind it must support idmapped mounts, e.g. runc >= 1.2)", name)
 	} else {
 		msg = fmt.Sprintf("the runtime reports no %s handler, so no user namespace support", name)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -14,24 +15,65 @@ import (
 // checkVolumes is the volumes' pre-flight for every pod of the run, before
 // anything is created: refused volume types and projections, ConfigMaps,
 // Secrets and keys the run does not provide, hostPath type checks, invalid
-// paths, modes and mounts (volumes.Check). A kubelet would keep such a pod
-// waiting (ContainerCreating) until the object appeared; nothing can add it
-// to a podrun run, so podrun refuses at once (exit 125).
-func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secret) error {
+// paths, modes and mounts (volumes.Check), and subPathExprs whose
+// expansion is known before the container exists (checkSubPathExprs). A
+// kubelet would keep such a pod waiting (ContainerCreating, or
+// CreateContainerConfigError for a subpath) until something changed;
+// nothing can change in a podrun run, so podrun refuses at once (exit 125).
+func checkVolumes(pods []*v1.Pod, configMaps []*v1.ConfigMap, secrets []*v1.Secret, facts Facts) error {
 	objs := volumes.Objects{ConfigMaps: configMaps, Secrets: secrets}
 	var errs []error
 	for _, pod := range pods {
-		err := volumes.Check(pod, objs)
-		if err == nil {
-			continue
-		}
 		// One line per problem, each naming the pod.
-		parts := []error{err}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			parts = j.Unwrap()
+		for _, err := range []error{volumes.Check(pod, objs), checkSubPathExprs(pod, objs, facts)} {
+			parts := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				parts = j.Unwrap()
+			}
+			for _, e := range parts {
+				if e != nil {
+					errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, e))
+				}
+			}
 		}
-		for _, e := range parts {
-			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, e))
+	}
+	return errors.Join(errs...)
+}
+
+// preflightPodIPs are two guesses of a pod's IPs, which are not known
+// before its sandbox exists: an environment that is the same under both
+// does not depend on them.
+var preflightPodIPs = [2][]string{{"192.0.2.1"}, {"198.51.100.1", "2001:db8::1"}}
+
+// checkSubPathExprs expands, before anything is created, the subPathExprs
+// of each container whose environment is known then, as its creation will
+// (volumes.CheckSubPathExprs): everything but the pod's IPs and files an
+// init container writes (fileKeyRef), and an environment that cannot be
+// made now is left to the container's creation.
+func checkSubPathExprs(pod *v1.Pod, objs volumes.Objects, facts Facts) error {
+	var errs []error
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			if !slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return m.SubPathExpr != "" }) ||
+				slices.ContainsFunc(c.Env, func(e v1.EnvVar) bool { return e.ValueFrom != nil && e.ValueFrom.FileKeyRef != nil }) {
+				continue
+			}
+			var envs []map[string]string
+			for _, ips := range preflightPodIPs {
+				kvs, err := containerEnv(envInput{Pod: pod, Container: c, PodIPs: ips, HostIP: facts.HostIP,
+					Node: volumeNode(facts.Node), Objects: objs})
+				if err != nil {
+					envs = nil
+					break
+				}
+				env := make(map[string]string, len(kvs))
+				for _, kv := range kvs {
+					env[kv.Key] = string(kv.Value)
+				}
+				envs = append(envs, env)
+			}
+			errs = append(errs, volumes.CheckSubPathExprs(pod, c, envs...))
 		}
 	}
 	return errors.Join(errs...)
@@ -54,8 +96,7 @@ func volumeNode(n admission.Node) volumes.Node {
 // does before SyncPod. A failure undoes what was set up; the pod cannot run
 // (exit 125).
 func (p *podRun) setUpVolumes() error {
-	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
-	vols, err := volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
+	vols, err := p.planVolumes()
 	if err != nil {
 		return err
 	}
@@ -65,6 +106,13 @@ func (p *podRun) setUpVolumes() error {
 	}
 	p.volumes = set
 	return nil
+}
+
+// planVolumes decides the pod's volumes from the run's ConfigMaps and
+// Secrets and the node (volumes.Plan).
+func (p *podRun) planVolumes() ([]volumes.Volume, error) {
+	objs := volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets}
+	return volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
 }
 
 // containerMounts is the CRI mounts of one container instance, subpaths

@@ -296,3 +296,38 @@ func TestDecodeBoundsAliasesAcrossTheDocumentsOfASource(t *testing.T) {
 		t.Errorf("decoding allocated %d MiB, want at most %d MiB", alloc>>20, limit>>20)
 	}
 }
+
+// TestDecodeRefusesProjectedItemPathsOutOfTheVolume: a projected volume's
+// item paths are checked as the API server checks them, like those of the
+// volume types it projects (they were first caught only when the volume
+// was planned, without the file and document), and so is a subPathExpr as
+// written (it was caught only when the container was created).
+func TestDecodeRefusesProjectedItemPathsOutOfTheVolume(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  volumes:
+  - name: v
+    projected:
+      sources:
+      - configMap: {name: c, items: [{key: k, path: ../x}]}
+      - secret: {name: s, items: [{key: k, path: /x}]}
+      - downwardAPI: {items: [{path: a/../../y, fieldRef: {fieldPath: metadata.name}}, {path: ok, fieldRef: {fieldPath: spec.nodeName}}]}
+      - serviceAccountToken: {path: /token}
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: v, mountPath: /a, subPathExpr: "$(X)/../y"}, {name: v, mountPath: /b, subPathExpr: /$(X)}]
+`
+	want := `projected.yaml: document 1 (Pod "web"): spec.volumes[0].projected.sources[0].configMap.items[0].path: Invalid value: "../x": must not contain '..'` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.volumes[0].projected.sources[1].secret.items[0].path: Invalid value: "/x": must be a relative path` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.volumes[0].projected.sources[2].downwardAPI.items[0].path: Invalid value: "a/../../y": must not contain '..'` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.volumes[0].projected.sources[2].downwardAPI.items[1].fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations"` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.volumes[0].projected.sources[3].serviceAccountToken.path: Invalid value: "/token": must be a relative path` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(X)/../y": must not contain '..'` + "\n" +
+		`projected.yaml: document 1 (Pod "web"): spec.containers[0].volumeMounts[1].subPathExpr: Invalid value: "/$(X)": must be a relative path`
+	if _, err := Decode("projected.yaml", []byte(data), Options{}); err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}

@@ -151,16 +151,48 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 			errs = append(errs, validateKeyToPaths(s.Items, vp.Child("secret", "items"))...)
 		}
 		if s := v.DownwardAPI; s != nil {
-			for j, it := range s.Items {
-				ip := vp.Child("downwardAPI", "items").Index(j)
-				errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
-				if it.FieldRef != nil {
-					errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths(), ip.Child("fieldRef"))...)
-				}
-			}
+			errs = append(errs, validateDownwardAPIItems(s.Items, vp.Child("downwardAPI", "items"))...)
+		}
+		if s := v.Projected; s != nil {
+			errs = append(errs, validateProjections(s.Sources, vp.Child("projected", "sources"))...)
 		}
 	}
 	return names, errs
+}
+
+func validateDownwardAPIItems(items []v1.DownwardAPIVolumeFile, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for j, it := range items {
+		ip := p.Index(j)
+		errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+		if it.FieldRef != nil {
+			errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths(), ip.Child("fieldRef"))...)
+		}
+	}
+	return errs
+}
+
+// validateProjections checks the paths of a projected volume's sources as
+// the API server does (validateProjectionSources): the items of ConfigMaps,
+// Secrets and the downward API, and a serviceAccountToken's path.
+func validateProjections(sources []v1.VolumeProjection, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, src := range sources {
+		sp := p.Index(i)
+		if s := src.ConfigMap; s != nil {
+			errs = append(errs, validateKeyToPaths(s.Items, sp.Child("configMap", "items"))...)
+		}
+		if s := src.Secret; s != nil {
+			errs = append(errs, validateKeyToPaths(s.Items, sp.Child("secret", "items"))...)
+		}
+		if s := src.DownwardAPI; s != nil {
+			errs = append(errs, validateDownwardAPIItems(s.Items, sp.Child("downwardAPI", "items"))...)
+		}
+		if s := src.ServiceAccountToken; s != nil {
+			errs = append(errs, validateItemPath(s.Path, sp.Child("serviceAccountToken", "path"))...)
+		}
+	}
+	return errs
 }
 
 func validateKeyToPaths(items []v1.KeyToPath, p *field.Path) field.ErrorList {
@@ -429,8 +461,12 @@ func validateVolumeMounts(mounts []v1.VolumeMount, vols map[string]bool, p *fiel
 		if m.SubPath != "" {
 			errs = append(errs, validateLocalDescendingPath(m.SubPath, mp.Child("subPath"))...)
 		}
-		if m.SubPath != "" && m.SubPathExpr != "" {
-			errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+		if m.SubPathExpr != "" {
+			if m.SubPath != "" {
+				errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			// As written; once expanded it is checked again (volumes).
+			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, mp.Child("subPathExpr"))...)
 		}
 		if mp := m.MountPropagation; mp != nil && !containsString(mountPropagations(), *mp) {
 			errs = append(errs, field.NotSupported(p.Index(i).Child("mountPropagation"), *mp, mountPropagations()))

@@ -132,12 +132,48 @@ func statType(path string) (fileType, error) {
 }
 
 // decideHostPath is hostPathDecision for the volume's path as it is now.
+// The path may be a symlink: it is followed, as the kubelet's type checker
+// and the runtime's bind mount follow it, and a failed check says where it
+// led. A dangling symlink is refused whatever the type (see
+// danglingSymlink).
 func decideHostPath(v *Volume) (hostPathCreate, error) {
+	if target, ok := danglingSymlink(v.HostPath); ok {
+		return createNothing, fmt.Errorf("hostPath %s is a symlink to %s, which does not exist: nothing is created through it", v.HostPath, target)
+	}
 	ft, err := statType(v.HostPath)
 	if err != nil {
 		return createNothing, err
 	}
-	return hostPathDecision(v.HostPath, v.HostPathType, ft)
+	c, err := hostPathDecision(v.HostPath, v.HostPathType, ft)
+	if err != nil {
+		if target, lerr := os.Readlink(v.HostPath); lerr == nil {
+			err = fmt.Errorf("%w (a symlink to %s)", err, target)
+		}
+	}
+	return c, err
+}
+
+// danglingSymlink tells whether path is a symlink that leads nowhere, and
+// where it points. The kubelet would create a DirectoryOrCreate path
+// through it and fail (mkdir: file exists), create a FileOrCreate path at
+// the symlink's target, wherever that is, and leave an untyped one to the
+// runtime, which fails to create the bind mount's source the same way.
+// podrun refuses all three before anything is created: the first and the
+// last fail anyway, and a file is never created outside the path the
+// manifest names.
+func danglingSymlink(path string) (string, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	target, err := os.Readlink(path)
+	if err != nil {
+		return "", false
+	}
+	return target, true
 }
 
 // checkHostPath runs the type check without creating anything: the

@@ -15,8 +15,9 @@ import (
 // Secret or key the run does not provide (and that is not optional), an
 // invalid file path or mode, a hostPath that fails its type check (nothing
 // is created: DirectoryOrCreate and FileOrCreate only check what exists),
-// and container mounts that API validation refuses. The errors name the
-// volume or the mount; several are joined.
+// container mounts that API validation refuses, and a subPath of a
+// hostPath volume that leads out of it through a symlink. The errors name
+// the volume or the mount; several are joined.
 func Check(pod *v1.Pod, objs Objects) error {
 	vols, err := Plan(pod, objs, Node{})
 	errs := []error{err}
@@ -30,7 +31,7 @@ func Check(pod *v1.Pod, objs Objects) error {
 	}
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			errs = append(errs, checkMounts(&cs[i]))
+			errs = append(errs, checkMounts(&cs[i]), checkSubPaths(pod, &cs[i]))
 		}
 	}
 	return flatJoin(errs...)
@@ -52,10 +53,27 @@ func flatJoin(errs ...error) error {
 
 // Set is a pod's volumes once set up.
 type Set struct {
-	podDir string
-	pod    *v1.Pod
-	vols   []Volume
-	paths  map[string]string // volume name → host path
+	podDir  string
+	pod     *v1.Pod
+	vols    []Volume
+	paths   map[string]string // volume name → host path
+	planned bool              // Planned: nothing is set up, subpaths are not bind-mounted
+}
+
+// Planned is the Set that SetUp would make of the plan under podDir,
+// without making anything (a dry run): each volume at the host path SetUp
+// would give it, and ContainerMounts naming the subpath targets
+// without bind-mounting them.
+func Planned(podDir string, pod *v1.Pod, vols []Volume) *Set {
+	s := &Set{podDir: podDir, pod: pod, vols: vols, paths: map[string]string{}, planned: true}
+	for i := range vols {
+		v := &vols[i]
+		s.paths[v.Name] = volumeDir(podDir, v)
+		if v.Kind == KindHostPath {
+			s.paths[v.Name] = v.HostPath
+		}
+	}
+	return s
 }
 
 // volumeDir is where a volume lives under the pod dir.
@@ -130,7 +148,8 @@ func setUpVolume(podDir string, v *Volume, now time.Time) (string, error) {
 func (s *Set) Path(volume string) string { return s.paths[volume] }
 
 // ContainerMounts decides a container instance's CRI mounts and
-// bind-mounts its subpaths under <pod dir>/volume-subpaths. env is the
+// bind-mounts its subpaths under <pod dir>/volume-subpaths (a Planned set
+// only names them). env is the
 // container's environment, for subPathExpr. Its errors are container
 // config errors (CreateContainerConfigError).
 func (s *Set) ContainerMounts(c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {
@@ -140,7 +159,9 @@ func (s *Set) ContainerMounts(c *v1.Container, env map[string]string) ([]*runtim
 	}
 	out := make([]*runtimeapi.Mount, 0, len(reqs))
 	for _, r := range reqs {
-		if r.SubPath != "" {
+		if r.SubPath != "" && s.planned {
+			r.Mount.HostPath = subPathTarget(s.podDir, r.Volume, c.Name, r.Index)
+		} else if r.SubPath != "" {
 			target, err := prepareSubPath(s.podDir, r.Volume, c.Name, r.Index, r.Mount.HostPath, r.SubPath)
 			if err != nil {
 				return nil, err

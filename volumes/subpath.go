@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
 )
 
 // expandSubPathExpr expands $(VAR) references in a subPathExpr from the
@@ -225,7 +226,7 @@ func prepareSubPath(podDir, volume, container string, index int, volPath, sub st
 		fd, err = openBeneath(baseFD, sub)
 	}
 	if errors.Is(err, errNotBeneath) {
-		return "", fmt.Errorf("subPath %q of volume %q leads outside the volume (through a symlink)", sub, volume)
+		return "", escapeError(sub, volume)
 	}
 	if err != nil {
 		return "", fmt.Errorf("opening subPath %q of volume %q: %w", sub, volume, err)
@@ -262,4 +263,126 @@ func prepareSubPath(podDir, volume, container string, index int, volPath, sub st
 		return "", fmt.Errorf("bind-mounting subPath %q of volume %q at %s: %w", sub, volume, target, err)
 	}
 	return target, nil
+}
+
+// escapeError is the error of a subpath that leads outside its volume.
+func escapeError(sub, volume string) error {
+	return fmt.Errorf("subPath %q of volume %q leads outside the volume (through a symlink)", sub, volume)
+}
+
+// subPathBeneath is the pre-flight of a subpath of a volume whose content
+// exists before the run (a hostPath): an error when sub, resolved in the
+// volume at volPath, leads out of it through a symlink, which
+// prepareSubPath would refuse at container creation. A volume path that is
+// missing or not a dir, and a subpath that does not exist yet (created at
+// container creation, inside the volume), pass: their own checks or the
+// container's creation say what is wrong.
+func subPathBeneath(volPath, sub string) bool {
+	base, err := filepath.EvalSymlinks(volPath)
+	if err != nil {
+		return true
+	}
+	baseFD, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(baseFD)
+	fd, err := openBeneath(baseFD, sub)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return !errors.Is(err, errNotBeneath)
+}
+
+// mountField is the field path of a container's volumeMount: c is the
+// index'th of the pod's init containers or containers.
+func mountField(pod *v1.Pod, c *v1.Container, mount int) string {
+	for i := range pod.Spec.InitContainers {
+		if &pod.Spec.InitContainers[i] == c {
+			return fmt.Sprintf("spec.initContainers[%d].volumeMounts[%d]", i, mount)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if &pod.Spec.Containers[i] == c {
+			return fmt.Sprintf("spec.containers[%d].volumeMounts[%d]", i, mount)
+		}
+	}
+	return fmt.Sprintf("container %q: volumeMounts[%d]", c.Name, mount)
+}
+
+// hostPathOf is the host path of the pod's hostPath volume name, "" when
+// the volume is not a hostPath.
+func hostPathOf(pod *v1.Pod, name string) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name && v.HostPath != nil {
+			return v.HostPath.Path
+		}
+	}
+	return ""
+}
+
+// checkSubPathEscape refuses a subPath of a hostPath volume that leads
+// out of it through a symlink already there (field names the subPath or
+// subPathExpr).
+func checkSubPathEscape(pod *v1.Pod, m v1.VolumeMount, sub, field string) error {
+	host := hostPathOf(pod, m.Name)
+	if host == "" {
+		return nil
+	}
+	if !subPathBeneath(host, sub) {
+		return fmt.Errorf("%s: %w", field, escapeError(sub, m.Name))
+	}
+	return nil
+}
+
+// checkSubPaths is the pre-flight of the container's subPaths that can
+// be judged before anything is created: a subPath of a hostPath volume
+// that leads out of it through a symlink (API validation has already
+// refused absolute paths and '..').
+func checkSubPaths(pod *v1.Pod, c *v1.Container) error {
+	var errs []error
+	for i, m := range c.VolumeMounts {
+		if m.SubPath == "" || validateSubPath(m.SubPath) != nil {
+			continue
+		}
+		errs = append(errs, checkSubPathEscape(pod, m, m.SubPath, mountField(pod, c, i)+".subPath"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckSubPathExprs is the pre-flight of the container c's subPathExprs
+// (c is one of pod's init containers or containers), for a container
+// whose environment is known before it is created. envs are that
+// environment under two guesses of what is not known yet (the pod's IPs);
+// an expansion that differs between them is left to the container's
+// creation. One that is the same is judged now, as the container's
+// creation would (CreateContainerConfigError): a variable without a
+// value, an absolute path, a '..' element, or, in a hostPath volume, a
+// symlink out of the volume. The errors name the field.
+func CheckSubPathExprs(pod *v1.Pod, c *v1.Container, envs ...map[string]string) error {
+	var errs []error
+	for i, m := range c.VolumeMounts {
+		if m.SubPathExpr == "" || len(envs) == 0 {
+			continue
+		}
+		sub, err := expandSubPathExpr(m.SubPathExpr, envs[0])
+		same := true
+		for _, env := range envs[1:] {
+			s, e := expandSubPathExpr(m.SubPathExpr, env)
+			same = same && s == sub && (e == nil) == (err == nil)
+		}
+		if !same {
+			continue
+		}
+		field := mountField(pod, c, i) + ".subPathExpr"
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %q: %w", field, m.SubPathExpr, err))
+		case validateSubPath(sub) != nil:
+			errs = append(errs, fmt.Errorf("%s: %q expands to %q: %w", field, m.SubPathExpr, sub, validateSubPath(sub)))
+		default:
+			errs = append(errs, checkSubPathEscape(pod, m, sub, field))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -146,6 +146,10 @@ func (r *runtimeServer) StartContainer(ctx context.Context, req *runtimeapi.Star
 	if msg := c.behavior.StartError; msg != "" {
 		c.message = msg
 		s.exit(c, 128, "StartError")
+		if s.crio.removeFailedStarts {
+			s.remove(c)
+			return nil, status.Errorf(codes.Unknown, "failed to start container %s: %s", c.id, msg)
+		}
 		return nil, status.Errorf(codes.Unknown, "failed to create containerd task: failed to create shim task: %s", msg)
 	}
 	start := time.Now()
@@ -327,8 +331,12 @@ func (r *runtimeServer) RemoveContainer(ctx context.Context, req *runtimeapi.Rem
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.ctrs[req.GetContainerId()]; c != nil {
+	c := s.ctrs[req.GetContainerId()]
+	switch {
+	case c != nil:
 		s.remove(c)
+	case s.crio.removeNotFound:
+		return nil, crioRemoveNotFound(req.GetContainerId())
 	}
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }

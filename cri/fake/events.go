@@ -26,6 +26,10 @@ func (r *runtimeServer) GetContainerEvents(req *runtimeapi.GetEventsRequest, str
 		s.mu.Unlock()
 		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")
 	}
+	if s.crio.endEvents {
+		s.mu.Unlock()
+		return nil
+	}
 	s.subs[ch] = struct{}{}
 	s.mu.Unlock()
 	defer func() {

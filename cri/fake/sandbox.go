@@ -73,6 +73,8 @@ func (r *runtimeServer) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPo
 	}
 	s.names[name] = id
 	s.pods[id] = p
+	s.emitSandbox(p, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	s.emitSandbox(p, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: id}, nil
 }
 
@@ -114,6 +116,7 @@ func (r *runtimeServer) StopPodSandbox(ctx context.Context, req *runtimeapi.Stop
 		}
 	}
 	p.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	s.emitSandbox(p, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 	return &runtimeapi.StopPodSandboxResponse{}, nil
 }
 

@@ -58,6 +58,7 @@ type Server struct {
 
 	cgroupDriver *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
 	handlers     []*runtimeapi.RuntimeHandler
+	crio         crioKnobs // CRI-O's ways (crio.go)
 }
 
 // Start serves a new Server on a socket in a temporary directory and returns
@@ -327,12 +328,19 @@ type imageServer struct {
 }
 
 func (r *runtimeServer) Version(ctx context.Context, req *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
-	return &runtimeapi.VersionResponse{
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := &runtimeapi.VersionResponse{
 		Version:           "0.1.0",
 		RuntimeName:       "fake",
 		RuntimeVersion:    "0.1.0",
 		RuntimeApiVersion: "v1",
-	}, nil
+	}
+	if s.crio.name != "" {
+		v.RuntimeName, v.RuntimeVersion = s.crio.name, s.crio.version
+	}
+	return v, nil
 }
 
 func (r *runtimeServer) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {

@@ -177,7 +177,9 @@ func parseMemTotal(meminfo []byte) (int64, error) {
 }
 
 // fsSize is the size in bytes of the filesystem holding dir, or its nearest
-// existing parent (podrun creates the root dir later).
+// parent that exists (podrun creates the root dir later) and that this
+// process may reach (a dry run as a user who cannot search the root dir's
+// parents reads the filesystem of the nearest one it can).
 func fsSize(dir string) (int64, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -190,7 +192,7 @@ func fsSize(dir string) (int64, error) {
 			return int64(st.Blocks) * int64(st.Bsize), nil
 		}
 		parent := filepath.Dir(dir)
-		if !errors.Is(err, unix.ENOENT) || parent == dir {
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EACCES) || parent == dir {
 			return 0, fmt.Errorf("statfs %s: %w", dir, err)
 		}
 		dir = parent

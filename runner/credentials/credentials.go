@@ -281,20 +281,19 @@ func splitHost(hostport string) ([]string, string) {
 	return strings.Split(host, "."), port
 }
 
-// isDefaultRegistryMatch reports whether repo is pulled from Docker Hub:
-// its first component has no '.' or ':' or is docker.io or index.docker.io
-// (kubelet isDefaultRegistryMatch).
+// isDefaultRegistryMatch reports whether repo, a repository as imageref
+// normalises it, is pulled from Docker Hub: its registry is docker.io.
+//
+// The kubelet's isDefaultRegistryMatch also takes any first component
+// without '.' or ':' for Docker Hub, a rule from before registries were
+// always spelled out: for "localhost/app", and for "REGISTRY/app" (a
+// component in upper case is a host to the reference grammar), it sends
+// Docker Hub's credentials to that host, a single-label name the node's
+// DNS search list resolves. podrun sends them to Docker Hub only
+// (FuzzKeyring found it; docs/fuzzing.md).
 func isDefaultRegistryMatch(repo string) bool {
-	first, _, hasSlash := strings.Cut(repo, "/")
-	switch {
-	case first == "":
-		return false
-	case !hasSlash:
-		return true
-	case first == "docker.io" || first == "index.docker.io":
-		return true
-	}
-	return !strings.ContainsAny(first, ".:")
+	first, _, _ := strings.Cut(repo, "/")
+	return first == "docker.io" || first == "index.docker.io"
 }
 
 // AuthsFor returns the credentials to try for image, in order: each

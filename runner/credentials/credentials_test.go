@@ -208,6 +208,15 @@ func TestAuthsFor(t *testing.T) {
 		{name: "same port", image: "127.0.0.1:5000/private/app:1",
 			rings: []*Keyring{ring("s", dockerConfig{"127.0.0.1:5000": u("port"), "127.0.0.1": u("noport"), "127.0.0.1:5001": u("other")})},
 			want:  []string{"port"}},
+		{name: "an IPv6 registry", image: "[::1]:5000/app",
+			rings: []*Keyring{ring("s", dockerConfig{"[::1]:5000": u("v6"), "[::1]": u("noport")})}, want: []string{"v6"}},
+		// FuzzKeyring: "[A]" passes the reference grammar, as in
+		// distribution's, but is no IPv6 address: url.Parse refuses it, so
+		// no key matches it, not even "*" (as in the kubelet).
+		{name: "a bracketed registry that is no IPv6 address matches no key", image: "[A]/0",
+			rings: []*Keyring{ring("s", dockerConfig{"*": u("glob"), "[A]": u("literal")})}, want: nil},
+		{name: "nor with a port", image: "[0]:5000/0",
+			rings: []*Keyring{ring("s", dockerConfig{"*:5000": u("glob"), "[0]:5000": u("literal")})}, want: nil},
 		{name: "a key without port does not match an image with one", image: "reg.io:443/app",
 			rings: []*Keyring{ring("s", dockerConfig{"reg.io": u("a")})}, want: nil},
 		{name: "docker hub default for a short name", image: "busybox",
@@ -218,6 +227,12 @@ func TestAuthsFor(t *testing.T) {
 			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: []string{"hub"}},
 		{name: "docker.io key matches directly", image: "busybox",
 			rings: []*Keyring{ring("s", dockerConfig{"docker.io": u("d"), "index.docker.io": u("hub")})}, want: []string{"d"}},
+		// FuzzKeyring: the kubelet's rule would send Docker Hub's
+		// credentials to these single-label hosts.
+		{name: "no docker hub default for localhost", image: "localhost/app",
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
+		{name: "no docker hub default for a host in upper case", image: "A/00",
+			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
 		{name: "no docker hub default for another registry", image: "quay.io/app",
 			rings: []*Keyring{ring("s", dockerConfig{"index.docker.io": u("hub")})}, want: nil},
 		{name: "pod secrets before node credentials", image: "reg.io/app",

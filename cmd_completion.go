@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/runner"
+)
+
+// Shell completion: `podrun completion bash|zsh|fish` prints a script that
+// asks podrun itself what completes, through the hidden command
+// `podrun __complete -- WORD... CURRENT`. That prints one candidate a line,
+// "VALUE" or "VALUE<TAB>DESCRIPTION", and the line ":files" when the shell
+// should complete file names. The candidates come from the CLI definition
+// (commands, flags, the values of a few flags) and, for the commands that
+// take pods, from the runtime: podrun's pods, as NAME and NAMESPACE/NAME.
+
+var (
+	//go:embed completion/podrun.bash
+	bashCompletion string
+	//go:embed completion/podrun.zsh
+	zshCompletion string
+	//go:embed completion/podrun.fish
+	fishCompletion string
+)
+
+var completionScripts = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+
+// completeFiles is the line that asks the shell for file names.
+const completeFiles = ":files"
+
+// completionTimeout bounds the runtime calls of a completion: a shell waits
+// for them, so a runtime that does not answer gives no pod names rather than
+// a hung prompt.
+const completionTimeout = 3 * time.Second
+
+// podArgs says how many pod arguments a command takes (-1: any number);
+// their values complete with pod names.
+var podArgs = map[string]int{"ps": -1, "down": -1, "logs": 1, "exec": 1}
+
+// flagValues are the values a flag completes with, by "COMMAND/FLAG", or by
+// "FLAG" for every command that has it ("" is podrun itself).
+var flagValues = map[string][]string{
+	"wait":          {string(runner.WaitAuto), string(runner.WaitComplete), string(runner.WaitReady), string(runner.WaitNone)},
+	"/output":       {"text", "json", "yaml"},
+	"run/output":    {"text", "json", "yaml"},
+	"ps/output":     {"table", "json", "yaml"},
+	"cgroup-driver": {"cgroupfs", "systemd"},
+}
+
+func completionCommand(stdout io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "completion",
+		Usage: "print the shell completion script for bash, zsh or fish",
+		UsageText: "podrun completion bash|zsh|fish\n\n" +
+			"# bash, in this shell (or write it to /etc/bash_completion.d/podrun)\n" +
+			"source <(podrun completion bash)\n" +
+			"# zsh, for every new shell (a directory of $fpath, before compinit)\n" +
+			"podrun completion zsh > /usr/local/share/zsh/site-functions/_podrun\n" +
+			"# fish, for every new shell\n" +
+			"podrun completion fish > ~/.config/fish/completions/podrun.fish",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return podrunError(errors.New("name one shell: bash, zsh or fish (see podrun completion --help)"))
+			}
+			script, ok := completionScripts[c.Args().First()]
+			if !ok {
+				return podrunError(fmt.Errorf("unsupported shell %q: want bash, zsh or fish", c.Args().First()))
+			}
+			_, err := io.WriteString(stdout, script)
+			return err
+		},
+	}
+}
+
+// completeCommand is the hidden command the completion scripts call.
+func completeCommand(stdout io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:            "__complete",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Usage:           "print what completes the last word of a podrun command line (for the completion scripts)",
+		UsageText: "podrun __complete [--] WORD... CURRENT\n\n" +
+			"# what completes after 'podrun logs '\n" +
+			"podrun __complete -- logs ''",
+		Action: func(c *cli.Context) error {
+			words := c.Args().Slice()
+			if len(words) > 0 && words[0] == "--" {
+				words = words[1:]
+			}
+			pods := func(endpoint string) []candidate {
+				if endpoint == "" {
+					endpoint = str(c, "runtime-endpoint")
+				}
+				return podCandidates(endpoint)
+			}
+			for _, cand := range completions(c.App, words, pods) {
+				fmt.Fprintln(stdout, cand)
+			}
+			return nil
+		},
+	}
+}
+
+// candidate is one completion: a value and what it is.
+type candidate struct{ Value, Description string }
+
+func (c candidate) String() string {
+	if c.Description == "" {
+		return c.Value
+	}
+	return c.Value + "\t" + c.Description
+}
+
+// completions are the candidates for the last of words, the words after
+// "podrun" on a command line (the last one possibly empty). pods lists the
+// runtime's podrun pods, given the endpoint the words name ("" if none).
+func completions(app *cli.App, words []string, pods func(endpoint string) []candidate) []candidate {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	cur, prev := words[len(words)-1], words[:len(words)-1]
+	var (
+		cmd        *cli.Command // nil: podrun itself
+		path       string       // the command's names below podrun, "" for podrun
+		flags      = app.Flags
+		subs       = app.Commands
+		expect     cli.Flag // a flag whose value is the next word
+		positional []string
+		dashDash   bool
+		endpoint   string
+	)
+	for _, w := range prev {
+		switch {
+		case expect != nil:
+			if slices.Contains(expect.Names(), "runtime-endpoint") {
+				endpoint = w
+			}
+			expect = nil
+		case dashDash:
+			positional = append(positional, w)
+		case w == "--":
+			dashDash = true
+		case strings.HasPrefix(w, "-") && w != "-":
+			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			f := findFlag(flags, name)
+			if f != nil && takesValue(f) && !hasValue {
+				expect = f
+			}
+			if f != nil && hasValue && slices.Contains(f.Names(), "runtime-endpoint") {
+				endpoint = value
+			}
+		default:
+			if len(positional) == 0 {
+				if i := slices.IndexFunc(subs, func(c *cli.Command) bool { return !c.Hidden && c.HasName(w) }); i >= 0 {
+					cmd = subs[i]
+					path = strings.TrimPrefix(path+" "+cmd.Name, " ")
+					flags, subs = cmd.Flags, cmd.Subcommands
+					continue
+				}
+			}
+			positional = append(positional, w)
+		}
+	}
+
+	var out []candidate
+	switch {
+	case expect != nil:
+		out = valueCandidates(path, expect, "")
+	case dashDash:
+		return nil
+	case strings.HasPrefix(cur, "-"):
+		if name, _, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
+			if f := findFlag(flags, name); f != nil {
+				prefix := cur[:strings.Index(cur, "=")+1]
+				out = valueCandidates(path, f, prefix)
+			}
+			break
+		}
+		for _, f := range flags {
+			if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+				continue
+			}
+			usage, _ := f.(interface{ GetUsage() string })
+			desc := ""
+			if usage != nil {
+				_, desc = unquoteUsage(usage.GetUsage())
+				desc = firstClause(desc)
+			}
+			for _, n := range f.Names() {
+				dash := "--"
+				if len(n) == 1 {
+					dash = "-"
+				}
+				out = append(out, candidate{dash + n, desc})
+			}
+		}
+		out = append(out, candidate{"--help", "show help"})
+	case len(positional) == 0 && len(subs) > 0:
+		for _, c := range subs {
+			if !c.Hidden {
+				out = append(out, candidate{c.Name, c.Usage})
+			}
+		}
+	default:
+		n, ok := podArgs[path]
+		if !ok || (n >= 0 && len(positional) >= n) {
+			return nil
+		}
+		for _, p := range pods(endpoint) {
+			if !slices.Contains(positional, p.Value) {
+				out = append(out, p)
+			}
+		}
+	}
+	var matching []candidate
+	for _, c := range out {
+		if c.Value == completeFiles || strings.HasPrefix(c.Value, cur) {
+			matching = append(matching, c)
+		}
+	}
+	return matching
+}
+
+// valueCandidates are the values of flag f of the command at path, each
+// after prefix ("--wait=" when the value is in the same word).
+func valueCandidates(path string, f cli.Flag, prefix string) []candidate {
+	name := f.Names()[0]
+	vals, ok := flagValues[path+"/"+name]
+	if !ok {
+		vals, ok = flagValues[name]
+	}
+	if ok {
+		out := make([]candidate, len(vals))
+		for i, v := range vals {
+			out[i] = candidate{Value: prefix + v}
+		}
+		return out
+	}
+	if takesFile(f) && prefix == "" {
+		return []candidate{{Value: completeFiles}}
+	}
+	return nil
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	df, ok := f.(cli.DocGenerationFlag)
+	return ok && df.TakesValue()
+}
+
+func takesFile(f cli.Flag) bool {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		return f.TakesFile
+	case *cli.StringSliceFlag:
+		return f.TakesFile || f.Name == "filename"
+	case *cli.PathFlag:
+		return true
+	}
+	return false
+}
+
+// firstClause is a flag usage cut for a completion menu: up to its first
+// ';' or '(', or 60 characters.
+func firstClause(s string) string {
+	if i := strings.IndexAny(s, ";("); i > 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// podCandidates lists podrun's pods on the runtime at endpoint (the
+// default endpoints when ""), as NAMESPACE/NAME and, when no other
+// namespace has a pod of that name, NAME. Any failure lists none: a
+// completion must not print errors into the command line.
+func podCandidates(endpoint string) []candidate {
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	var rt *cri.Client
+	var err error
+	if endpoint != "" {
+		rt, err = cri.Dial(ctx, endpoint, cri.WithCallTimeout(completionTimeout))
+	} else {
+		rt, err = cri.DialFirst(ctx, nil, cri.WithCallTimeout(completionTimeout))
+	}
+	if err != nil {
+		return nil
+	}
+	defer rt.Close()
+	pods, err := runner.List(ctx, rt)
+	if err != nil {
+		return nil
+	}
+	return podNameCandidates(pods)
+}
+
+// podNameCandidates are the names pods can be given by: NAMESPACE/NAME
+// always, NAME when it names one pod only, sorted, each once.
+func podNameCandidates(pods []runner.PodInfo) []candidate {
+	namespaces := map[string][]string{}
+	for _, p := range pods {
+		if !slices.Contains(namespaces[p.Name], p.Namespace) {
+			namespaces[p.Name] = append(namespaces[p.Name], p.Namespace)
+		}
+	}
+	var out []candidate
+	for name, nss := range namespaces {
+		if len(nss) == 1 {
+			out = append(out, candidate{name, "pod in namespace " + nss[0]})
+		}
+		for _, ns := range nss {
+			out = append(out, candidate{ns + "/" + name, "pod"})
+		}
+	}
+	slices.SortFunc(out, func(a, b candidate) int { return strings.Compare(a.Value, b.Value) })
+	return out
+}

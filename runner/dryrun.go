@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/imageref"
+	"github.com/podrun/podrun/volumes"
+)
+
+// A dry run (`podrun validate`, `podrun run --dry-run`) goes through a run
+// up to the first call to the runtime and stops there: the pods are
+// admitted against this machine, refused as a run refuses them, and each
+// gets the CRI configs a run would send, built by the run's own functions
+// (podSandboxConfig, containerInput and containerConfig, the volumes'
+// mounts), without creating anything. What only the runtime knows is
+// assumed and said in a note (dryRunNotes); docs/validate.md lists it.
+
+// MaskedValue replaces every value a dry run takes from a Secret.
+const MaskedValue = "<masked>"
+
+// Placeholders of a dry run for what a run decides only when it runs: its
+// owner (run ID and process), the random name of a termination message
+// file, and the value of an env var read from a file an earlier container
+// writes (fileKeyRef).
+const (
+	dryRunID              = "<run-id>"
+	dryRunPID             = "<pid>"
+	dryRunTerminationFile = "<random>"
+	dryRunEnvFileValue    = "<read from the env file when the container starts>"
+)
+
+// ContainerKind is how a pod runs a container.
+type ContainerKind string
+
+const (
+	KindInit      ContainerKind = "init"      // an init container that runs to completion
+	KindSidecar   ContainerKind = "sidecar"   // an init container with restartPolicy Always
+	KindContainer ContainerKind = "container" // a regular container
+)
+
+// PodContainer is one container of a pod with its kind.
+type PodContainer struct {
+	*v1.Container
+	Kind ContainerKind
+}
+
+// PodContainers lists the pod's containers in spec order, init containers
+// (sidecars among them) first, as a run starts them.
+func PodContainers(pod *v1.Pod) []PodContainer {
+	var out []PodContainer
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		k := KindInit
+		if podresources.IsSidecar(c) {
+			k = KindSidecar
+		}
+		out = append(out, PodContainer{c, k})
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, PodContainer{&pod.Spec.Containers[i], KindContainer})
+	}
+	return out
+}
+
+// DryRunPod is what a run would send the runtime for one pod.
+type DryRunPod struct {
+	Pod        *v1.Pod
+	QOSClass   v1.PodQOSClass
+	Sandbox    *runtimeapi.PodSandboxConfig // RunPodSandbox's config
+	Containers []DryRunContainer            // in PodContainers order
+}
+
+// DryRunContainer is the CreateContainer config of a container's first
+// instance.
+type DryRunContainer struct {
+	PodContainer
+	Config *runtimeapi.ContainerConfig
+}
+
+// DryRunResult is the outcome of a dry run that refused nothing.
+type DryRunResult struct {
+	Pods []DryRunPod
+	// Notes say what the dry run could not check without the runtime and
+	// what it assumed instead, and the warnings a run would print.
+	Notes []string
+}
+
+// DryRunFacts are the facts GatherFacts would gather, from this machine
+// alone: the node (CPUs, memory, the root dir's filesystem or its nearest
+// reachable parent, --system-reserved, --node-labels,
+// --allowed-unsafe-sysctls) and the host IP; the cgroup driver is
+// --cgroup-driver or unknown (""); the runtime is not asked (NoRuntime).
+func DryRunFacts(c FactsConfig) (Facts, error) {
+	node, err := admission.NodeFromHost(c.Node)
+	if err != nil {
+		return Facts{}, err
+	}
+	return Facts{Node: node, HostIP: hostIP(), CgroupDriver: c.CgroupDriver, NoRuntime: true}, nil
+}
+
+// DryRun admits and checks the pods as Run does (refusals, with the same
+// errors), then builds each pod's sandbox config and every container's
+// config as the run would send them, without touching the runtime or
+// creating anything: paths a run would create are computed, not made.
+// Every value taken from one of opts.Secrets is MaskedValue. The errors a
+// run would stop a pod with (a sandbox config it cannot form, a container
+// config error) are its errors too, each naming the pod, joined.
+func DryRun(facts Facts, pods []*v1.Pod, opts Options) (*DryRunResult, error) {
+	opts.Secrets = maskSecrets(opts.Secrets) // before anything reads them
+	if _, err := refusals(pods, facts, opts); err != nil {
+		return nil, err
+	}
+	opts.Owner = Owner{RunID: dryRunID, Detached: opts.Detach}
+	r, err := newRunState(nil, facts, pods, opts, cgroups.HostSystem())
+	if err != nil {
+		return nil, err
+	}
+	if r.userns, err = allocateUserns(pods, nil); err != nil {
+		return nil, err
+	}
+	res := &DryRunResult{Notes: dryRunNotes(facts, pods, opts)}
+	var errs []error
+	for _, pod := range pods {
+		dp, warnings, err := r.dryRunPod(pod)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err))
+			continue
+		}
+		for _, w := range warnings {
+			res.Notes = append(res.Notes, fmt.Sprintf("pod %s/%s: warning: %s", pod.Namespace, pod.Name, w))
+		}
+		res.Pods = append(res.Pods, dp)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// dryRunPod builds one pod's configs as its first sync would: the
+// sandbox's, then each container's with its mounts (the volumes planned
+// under the data dir, the managed /etc/hosts, the termination message
+// file), in the order of SyncPod, stopping at the first error as the run
+// does.
+func (r *runState) dryRunPod(pod *v1.Pod) (DryRunPod, []string, error) {
+	p := newPodRun(r, pod)
+	p.dataDir = podDir(r.opts.RootDir, p.uid)
+	if r.cgroups != nil {
+		p.cgroup = r.cgroups.PodCgroupName(pod)
+	}
+	vols, err := p.planVolumes()
+	if err != nil {
+		return DryRunPod{}, nil, err
+	}
+	p.volumes = volumes.Planned(p.dataDir, pod, vols)
+	sandbox, warnings, err := p.podSandboxConfig(0)
+	if err != nil {
+		return DryRunPod{}, nil, err
+	}
+	labelPlaceholders(sandbox.Labels)
+	p.pod = withEnvFilePlaceholders(pod) // the configs' view; the sandbox's is the pod's own
+	out := DryRunPod{Pod: pod, QOSClass: podresources.QOSClass(pod), Sandbox: sandbox}
+	for _, c := range PodContainers(p.pod) {
+		cfg, err := p.dryRunContainerConfig(c.Container)
+		if err != nil {
+			return DryRunPod{}, nil, err
+		}
+		out.Containers = append(out.Containers, DryRunContainer{PodContainer: c, Config: cfg})
+	}
+	return out, warnings, nil
+}
+
+// dryRunContainerConfig is makeContainerConfig without the runtime: the
+// image as written (with its default tag) instead of the runtime's image
+// ID, the image's user unknown, the pod's IPs unknown, and the mounts'
+// host paths computed but not made.
+func (p *podRun) dryRunContainerConfig(c *v1.Container) (*runtimeapi.ContainerConfig, error) {
+	if err := invalidImageName(c.Image); err != nil {
+		return nil, err
+	}
+	cfg, err := containerConfig(p.containerInput(c, imageref.WithDefaultTag(c.Image), 0, nil, imageUser{}))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	labelPlaceholders(cfg.Labels)
+	mounts, err := p.containerMounts(c, cfg.Envs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	cfg.Mounts = append(mounts, cfg.Mounts...)
+	// A pod off the host network is assumed to get IPs, as a run's does
+	// once its sandbox is up.
+	if mountsEtcHosts(c, true) {
+		cfg.Mounts = append(cfg.Mounts, etcHostsMount(p.dataDir))
+	}
+	if c.TerminationMessagePath != "" {
+		path := filepath.Join(p.dataDir, "containers", c.Name, dryRunTerminationFile)
+		cfg.Mounts = append(cfg.Mounts, terminationMessageMount(c, path))
+	}
+	return cfg, nil
+}
+
+// labelPlaceholders puts the dry run's placeholders for the owner's
+// process into podrun's owner labels.
+func labelPlaceholders(l map[string]string) {
+	l[LabelPID], l[LabelPIDStart] = dryRunPID, dryRunPID
+}
+
+// maskSecrets is a copy of the Secrets with every value MaskedValue, the
+// keys kept: what a dry run checks and builds from them is the same (keys
+// exist or not), and no value can reach its output.
+func maskSecrets(secrets []*v1.Secret) []*v1.Secret {
+	out := make([]*v1.Secret, len(secrets))
+	for i, s := range secrets {
+		m := s.DeepCopy()
+		for k := range m.Data {
+			m.Data[k] = []byte(MaskedValue)
+		}
+		for k := range m.StringData {
+			m.StringData[k] = MaskedValue
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// withEnvFilePlaceholders is the pod with each env var that a fileKeyRef
+// reads from an emptyDir set to a placeholder: the file is written by an
+// earlier container, when the pod runs. A fileKeyRef a run refuses (its
+// volume is not an emptyDir of the pod) is left for containerEnv to refuse.
+func withEnvFilePlaceholders(pod *v1.Pod) *v1.Pod {
+	out := pod
+	for _, c := range PodContainers(pod) {
+		for i, e := range c.Env {
+			ref := envFileRef(pod, e)
+			if ref == nil {
+				continue
+			}
+			if out == pod {
+				out = pod.DeepCopy()
+			}
+			// The same container of the copy, by its place in the spec.
+			cc := volumes.FindContainer(out, c.Name)
+			cc.Env[i] = v1.EnvVar{Name: e.Name, Value: dryRunEnvFileValue}
+		}
+	}
+	return out
+}
+
+// envFileRef is e's fileKeyRef when it reads an emptyDir of the pod.
+func envFileRef(pod *v1.Pod, e v1.EnvVar) *v1.FileKeySelector {
+	if e.ValueFrom == nil || e.ValueFrom.FileKeyRef == nil {
+		return nil
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == e.ValueFrom.FileKeyRef.VolumeName && v.EmptyDir != nil {
+			return e.ValueFrom.FileKeyRef
+		}
+	}
+	return nil
+}
+
+// dryRunNotes says what a dry run of the pods did not check, and what it
+// assumed, for the questions a run asks the runtime.
+func dryRunNotes(facts Facts, pods []*v1.Pod, opts Options) []string {
+	notes := []string{
+		"runtime: not asked: its readiness and version, and whether a live podrun already runs one of the pods (a run refuses it), are not checked",
+		"images: not pulled or inspected: whether they exist, pull credentials and the image's user (runAsNonRoot, the default uid) are not checked; the configs name the image as written, where a run sends the runtime's image ID",
+	}
+	if opts.CgroupRoot != "" && facts.CgroupDriver == "" {
+		notes = append(notes, "cgroup driver: assumed cgroupfs; a run asks the runtime (CRI RuntimeConfig) unless --cgroup-driver says")
+	}
+	offHost := false
+	for _, p := range pods {
+		offHost = offHost || !p.Spec.HostNetwork
+	}
+	if offHost {
+		notes = append(notes, "pod network: the CNI configuration and plugins are not checked, and pod IPs are unknown: env from status.podIP and status.podIPs is empty")
+	}
+	for _, p := range pods {
+		name := p.Namespace + "/" + p.Name
+		if hostUsersOff(p) {
+			notes = append(notes, fmt.Sprintf("pod %s: hostUsers: false: the runtime's user namespace support is not checked (a run refuses the pod without it), and the ID range assumes no other pod holds it", name))
+		}
+		var files []string
+		for _, c := range PodContainers(p) {
+			for _, e := range c.Env {
+				if envFileRef(p, e) != nil {
+					files = append(files, c.Name+": "+e.Name)
+				}
+			}
+		}
+		if len(files) > 0 {
+			notes = append(notes, fmt.Sprintf("pod %s: env read from files when the container starts (fileKeyRef), shown as a placeholder: %s", name, strings.Join(files, ", ")))
+		}
+	}
+	return notes
+}

@@ -1,0 +1,271 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/runner/junit"
+	"github.com/podrun/podrun/runner/podresources"
+)
+
+// JUnitRun is what a run's JUnit report (--junit) is made of: the run as it
+// ended, after teardown gathered each pod's final status.
+type JUnitRun struct {
+	Pods      []*v1.Pod // the run's pods; none when the manifests could not be read
+	Result    *Result   // nil when the run never got to run the pods
+	Err       error     // podrun's error, when it exits with one
+	Interrupt int       // ExitSIGINT or ExitSIGTERM after a signal, else 0
+	NodeName  string
+	Start     time.Time // when podrun started
+	End       time.Time // when the run ended
+}
+
+// Types of the <error>s that are podrun's rather than a container's.
+const (
+	junitTypePodrunError = "PodrunError" // podrun could not run the pod (exit 125)
+	junitTypeTimeout     = "Timeout"     // --timeout expired
+	junitTypeInterrupted = "Interrupted" // SIGINT or SIGTERM
+)
+
+// JUnitReport is the run's JUnit report: one testsuite per pod, named
+// namespace/name, with one testcase per container in spec order (init
+// containers and sidecars first, named "init: NAME" and "sidecar: NAME"),
+// each with its duration, exit code and outcome (junitCase). A run that
+// read no pod has one suite "podrun" whose one case carries the error.
+func JUnitReport(in JUnitRun) *junit.Testsuites {
+	doc := &junit.Testsuites{Name: "podrun", Time: junit.Seconds(in.End.Sub(in.Start))}
+	if len(in.Pods) == 0 {
+		msg := "no pod was read"
+		if in.Err != nil {
+			msg = in.Err.Error()
+		}
+		doc.Suites = []junit.Testsuite{{
+			Name: "podrun", Timestamp: junit.Timestamp(in.Start), Hostname: in.NodeName, Time: doc.Time,
+			Cases: []junit.Testcase{{Name: "manifests", Classname: "podrun", Time: doc.Time,
+				Error: &junit.Problem{Type: junitErrorType(in), Message: msg, Text: msg}}},
+		}}
+		doc.Count()
+		return doc
+	}
+	for i, pod := range in.Pods {
+		pr := PodResult{Pod: pod, Outcome: OutcomeError, Err: in.Err}
+		if in.Result != nil && i < len(in.Result.Pods) {
+			pr = in.Result.Pods[i]
+		} else if in.Interrupt != 0 {
+			pr.Outcome = OutcomeInterrupted
+		}
+		doc.Suites = append(doc.Suites, junitSuite(in, pr))
+	}
+	doc.Count()
+	return doc
+}
+
+// junitErrorType is the type of an error of the run as a whole.
+func junitErrorType(in JUnitRun) string {
+	if in.Interrupt != 0 {
+		return junitTypeInterrupted
+	}
+	return junitTypePodrunError
+}
+
+// junitSuite is one pod's testsuite: its time from the pod's start (the
+// run's, when it never started) to the run's end, its status as
+// properties, and podrun's error about it as system-err.
+func junitSuite(in JUnitRun, pr PodResult) junit.Testsuite {
+	pod, st := pr.Pod, pr.Status
+	start := in.Start
+	if st.StartTime != nil && !st.StartTime.IsZero() {
+		start = st.StartTime.Time
+	}
+	s := junit.Testsuite{
+		Name: pod.Namespace + "/" + pod.Name, Time: junit.Seconds(in.End.Sub(start)),
+		Timestamp: junit.Timestamp(start), Hostname: in.NodeName,
+		Properties: properties(
+			"uid", string(pod.UID),
+			"outcome", pr.Outcome.String(),
+			"phase", string(st.Phase),
+			"reason", st.Reason,
+			"message", st.Message,
+			"qosClass", string(podresources.QOSClass(pod)),
+		),
+	}
+	if pr.Err != nil {
+		s.SystemErr = junit.NewText(pr.Err.Error() + "\n")
+	}
+	statuses := append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...)
+	for _, c := range PodContainers(pod) {
+		var cs *v1.ContainerStatus
+		for i := range statuses {
+			if statuses[i].Name == c.Name {
+				cs = &statuses[i]
+			}
+		}
+		s.Cases = append(s.Cases, junitCase(in, pr, c, cs))
+	}
+	return s
+}
+
+// junitCase decides a container's testcase from its final status cs (nil
+// when the run has none) and how its pod's run ended:
+//
+//   - never started: an <error> typed with the waiting reason when that is
+//     an error (ErrImagePull, CreateContainerConfigError, ...) or when
+//     podrun could not run the pod (rejected: the kubelet's reason, e.g.
+//     OutOfcpu; else PodrunError); else <skipped>, saying why (timeout,
+//     signal, the pod failed first).
+//   - ended (or waiting to restart after it ended) with exit code 0, or a
+//     sidecar however it ended (stopped with the pod, as the kubelet's
+//     phase ignores it): passed.
+//   - ended with a non-zero exit code: a <failure> typed with the reason
+//     (Error, OOMKilled, ...), with the exit code, the message and the last
+//     lines of its log.
+//   - running, or waiting to restart, when the run timed out or was
+//     interrupted (a sidecar excepted): an <error> typed Timeout or
+//     Interrupted, with the last lines of its log; otherwise passed.
+//
+// Its time is the last instance's, from startedAt to finishedAt, or to the
+// run's end while it runs; 0 when it never started.
+func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus) junit.Testcase {
+	tc := junit.Testcase{Name: caseName(c), Classname: pr.Pod.Namespace + "/" + pr.Pod.Name}
+	var term *v1.ContainerStateTerminated
+	var running *v1.ContainerStateRunning
+	var waiting *v1.ContainerStateWaiting
+	var restarts int32
+	if cs != nil {
+		term, running, waiting, restarts = cs.State.Terminated, cs.State.Running, cs.State.Waiting, cs.RestartCount
+		if term == nil && running == nil {
+			term = cs.LastTerminationState.Terminated // waiting to start again
+		}
+	}
+	props := []string{"kind", string(c.Kind), "image", c.Image, "restartCount", strconv.Itoa(int(restarts))}
+	var out strings.Builder
+	switch {
+	case running != nil:
+		tc.Time = junit.Seconds(in.End.Sub(running.StartedAt.Time))
+		fmt.Fprintf(&out, "running since %s\n", running.StartedAt.UTC().Format(time.RFC3339))
+	case term != nil:
+		tc.Time = junit.Seconds(term.FinishedAt.Sub(term.StartedAt.Time))
+		props = append(props, "exitCode", strconv.Itoa(int(term.ExitCode)), "reason", term.Reason)
+		fmt.Fprintf(&out, "exit code %d (%s), started %s, finished %s\n", term.ExitCode, term.Reason,
+			term.StartedAt.UTC().Format(time.RFC3339), term.FinishedAt.UTC().Format(time.RFC3339))
+	}
+	if waiting != nil && waiting.Reason != "" {
+		props = append(props, "waitingReason", waiting.Reason)
+		fmt.Fprintf(&out, "waiting: %s\n", waitingText(waiting))
+	}
+	fmt.Fprintf(&out, "restarts: %d\n", restarts)
+	tc.Properties = properties(props...)
+	tc.SystemOut = junit.NewText(out.String())
+
+	logs := logSection(pr, c.Name)
+	signal := "SIGINT"
+	if in.Interrupt == ExitSIGTERM {
+		signal = "SIGTERM"
+	}
+	cutShort := map[Outcome]*junit.Problem{
+		OutcomeTimeout:     {Type: junitTypeTimeout, Message: "the run timed out (--timeout)"},
+		OutcomeInterrupted: {Type: junitTypeInterrupted, Message: "podrun was interrupted (" + signal + ")"},
+	}[pr.Outcome]
+
+	switch {
+	case running == nil && term == nil: // never started
+		switch {
+		case waiting != nil && !startingReason(waiting.Reason):
+			tc.Error = &junit.Problem{Type: waiting.Reason, Message: waitingText(waiting)}
+			tc.Error.Text = tc.Error.Message + "\n"
+		case pr.Outcome == OutcomeError:
+			tc.Error = &junit.Problem{Type: junitTypePodrunError, Message: "not started: podrun could not run the pod"}
+			if pr.Status.Reason != "" {
+				tc.Error.Type = pr.Status.Reason // rejected by admission
+			}
+			if pr.Err != nil {
+				tc.Error.Message = "not started: " + pr.Err.Error()
+			}
+			tc.Error.Text = tc.Error.Message + "\n"
+		case cutShort != nil:
+			tc.Skipped = &junit.Skipped{Message: "not started: " + cutShort.Message}
+		case pr.Outcome == OutcomeFailed:
+			tc.Skipped = &junit.Skipped{Message: "not started: the pod failed first"}
+		default:
+			tc.Skipped = &junit.Skipped{Message: "not started when the wait ended"}
+		}
+	case term != nil && term.ExitCode != 0 && c.Kind != KindSidecar:
+		typ := term.Reason
+		if typ == "" {
+			typ = "Error"
+		}
+		msg := fmt.Sprintf("exited with code %d (%s)", term.ExitCode, typ)
+		if term.Message != "" {
+			msg += ": " + term.Message
+		}
+		if running == nil && waiting != nil && waiting.Reason != "" {
+			msg += "; then " + waitingText(waiting)
+		}
+		text := fmt.Sprintf("reason: %s\nexit code: %d\n", typ, term.ExitCode)
+		if term.Message != "" {
+			text += "message: " + term.Message + "\n"
+		}
+		tc.Failure = &junit.Problem{Type: typ, Message: msg, Text: text + logs}
+	case cutShort != nil && c.Kind != KindSidecar && (running != nil || waiting != nil):
+		what := "still running"
+		if running == nil {
+			what = "waiting to restart (" + waitingText(waiting) + ")"
+		}
+		tc.Error = &junit.Problem{Type: cutShort.Type, Message: what + " when " + cutShort.Message}
+		tc.Error.Text = tc.Error.Message + "\n" + logs
+	}
+	return tc
+}
+
+// caseName names a container's testcase: init containers and sidecars
+// say what they are first, so that a CI page listing the cases shows it.
+func caseName(c PodContainer) string {
+	if c.Kind == KindContainer {
+		return c.Name
+	}
+	return string(c.Kind) + ": " + c.Name
+}
+
+// startingReason tells whether a waiting reason is the ordinary wait before
+// a first start rather than an error.
+func startingReason(reason string) bool {
+	return reason == "" || reason == reasonContainerCreating || reason == reasonPodInitializing
+}
+
+func waitingText(w *v1.ContainerStateWaiting) string {
+	if w.Message == "" {
+		return w.Reason
+	}
+	return w.Reason + ": " + w.Message
+}
+
+// logSection is the end of the container's log as a failure's body shows it.
+func logSection(pr PodResult, name string) string {
+	text, ok := pr.Logs[name]
+	if !ok {
+		return "\n(no log was read)\n"
+	}
+	if text == "" {
+		return "\n(the log is empty)\n"
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return "\nlast lines of the log:\n" + text
+}
+
+// properties makes a <properties> of name, value pairs, leaving out
+// empty values.
+func properties(kv ...string) *junit.Properties {
+	p := &junit.Properties{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			p.Property = append(p.Property, junit.Property{Name: kv[i], Value: kv[i+1]})
+		}
+	}
+	return p
+}

@@ -1,0 +1,211 @@
+package runner_test
+
+import (
+	"encoding/xml"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/junit"
+	"github.com/podrun/podrun/runner/junit/junittest"
+)
+
+var junitSchema = filepath.Join("..", "testdata", "junit.xsd")
+
+// t0 is when the JUnit tests' runs start; they end 10 s later.
+var t0 = time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC)
+
+func at(s float64) metav1.Time {
+	return metav1.NewTime(t0.Add(time.Duration(s * float64(time.Second))))
+}
+
+func ended(code int32, reason, msg string, from, to float64) v1.ContainerState {
+	return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg,
+		StartedAt: at(from), FinishedAt: at(to)}}
+}
+
+func runningSince(from float64) v1.ContainerState {
+	return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: at(from)}}
+}
+
+func waitingFor(reason, msg string) v1.ContainerState {
+	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason, Message: msg}}
+}
+
+// junitPod is appPod's shape: init "setup", sidecar "logger", container "web".
+func junitPod() *v1.Pod { return appPod() }
+
+// statuses are the pod's status with setup, logger and web in these states.
+func statuses(setup, logger, web v1.ContainerState) v1.PodStatus {
+	return v1.PodStatus{
+		StartTime: &metav1.Time{Time: t0.Add(time.Second)},
+		InitContainerStatuses: []v1.ContainerStatus{
+			{Name: "setup", State: setup}, {Name: "logger", State: logger},
+		},
+		ContainerStatuses: []v1.ContainerStatus{{Name: "web", State: web}},
+	}
+}
+
+// caseVerdict is a testcase's outcome in a word and its type or message.
+func caseVerdict(c junit.Testcase) string {
+	switch {
+	case c.Failure != nil:
+		return "failure " + c.Failure.Type + ": " + c.Failure.Message
+	case c.Error != nil:
+		return "error " + c.Error.Type + ": " + c.Error.Message
+	case c.Skipped != nil:
+		return "skipped: " + c.Skipped.Message
+	}
+	return "passed"
+}
+
+func TestJUnitReport(t *testing.T) {
+	logs := map[string]string{"setup": "set up\n", "logger": "", "web": "line 1\nline 2 \x1b[1mbold\n"}
+	for _, tc := range []struct {
+		name      string
+		outcome   runner.Outcome
+		status    v1.PodStatus
+		err       error
+		interrupt int
+		want      []string // per container: setup, logger, web
+		times     []string
+	}{
+		{"all passed, the sidecar stopped with the pod", runner.OutcomeReached,
+			statuses(ended(0, "Completed", "", 1, 2), ended(143, "Error", "", 1.5, 9), ended(0, "Completed", "", 2, 4.25)), nil, 0,
+			[]string{"passed", "passed", "passed"}, []string{"1.000", "7.500", "2.250"}},
+		{"a failed container carries its exit code, message and log", runner.OutcomeFailed,
+			statuses(ended(0, "Completed", "", 1, 2), ended(143, "Error", "", 1.5, 9), ended(3, "Error", "it broke", 2, 3)), nil, 0,
+			[]string{"passed", "passed", "failure Error: exited with code 3 (Error): it broke"}, nil},
+		{"an OOM kill", runner.OutcomeFailed,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), ended(137, "OOMKilled", "", 2, 3)), nil, 0,
+			[]string{"passed", "passed", "failure OOMKilled: exited with code 137 (OOMKilled)"}, nil},
+		{"a failed init container: the rest never started", runner.OutcomeFailed,
+			statuses(ended(1, "Error", "", 1, 2), waitingFor("PodInitializing", ""), waitingFor("PodInitializing", "")), nil, 0,
+			[]string{"failure Error: exited with code 1 (Error)", "skipped: not started: the pod failed first", "skipped: not started: the pod failed first"}, nil},
+		{"timed out while running", runner.OutcomeTimeout,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), runningSince(2)), nil, 0,
+			[]string{"passed", "passed", "error Timeout: still running when the run timed out (--timeout)"}, []string{"1.000", "8.500", "8.000"}},
+		{"timed out before starting", runner.OutcomeTimeout,
+			statuses(runningSince(1), waitingFor("PodInitializing", ""), waitingFor("PodInitializing", "")), nil, 0,
+			[]string{"error Timeout: still running when the run timed out (--timeout)", "skipped: not started: the run timed out (--timeout)", "skipped: not started: the run timed out (--timeout)"}, nil},
+		{"interrupted by SIGTERM", runner.OutcomeInterrupted,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), runningSince(2)), nil, runner.ExitSIGTERM,
+			[]string{"passed", "passed", "error Interrupted: still running when podrun was interrupted (SIGTERM)"}, nil},
+		{"crash loop back-off", runner.OutcomeTimeout,
+			func() v1.PodStatus {
+				st := statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), waitingFor("CrashLoopBackOff", "back-off 10s restarting failed container=web"))
+				st.ContainerStatuses[0].LastTerminationState = ended(2, "Error", "", 3, 4)
+				st.ContainerStatuses[0].RestartCount = 3
+				return st
+			}(), nil, 0,
+			[]string{"passed", "passed", "failure Error: exited with code 2 (Error); then CrashLoopBackOff: back-off 10s restarting failed container=web"}, nil},
+		{"an image that cannot be pulled", runner.OutcomeError,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), waitingFor("ErrImagePull", "not found")), errors.New("ErrImagePull: not found"), 0,
+			[]string{"passed", "passed", "error ErrImagePull: ErrImagePull: not found"}, nil},
+		{"rejected by the node", runner.OutcomeError,
+			v1.PodStatus{Phase: v1.PodFailed, Reason: "OutOfcpu", Message: "Pod was rejected: Node didn't have enough resource: cpu"},
+			&admission.Error{Namespace: "default", Name: "app", Reason: "OutOfcpu", Message: "Pod was rejected: Node didn't have enough resource: cpu"}, 0,
+			[]string{
+				"error OutOfcpu: not started: pod default/app: Pod was rejected: Node didn't have enough resource: cpu (reason OutOfcpu)",
+				"error OutOfcpu: not started: pod default/app: Pod was rejected: Node didn't have enough resource: cpu (reason OutOfcpu)",
+				"error OutOfcpu: not started: pod default/app: Pod was rejected: Node didn't have enough resource: cpu (reason OutOfcpu)",
+			}, []string{"0.000", "0.000", "0.000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := junitPod()
+			res := &runner.Result{Pods: []runner.PodResult{{Pod: pod, Status: tc.status, Outcome: tc.outcome, Err: tc.err, Logs: logs}}}
+			doc := runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{pod}, Result: res, Interrupt: tc.interrupt,
+				NodeName: "node1", Start: t0, End: t0.Add(10 * time.Second)})
+			checkJUnit(t, doc)
+			s := doc.Suites[0]
+			if s.Name != "default/app" || s.Hostname != "node1" || len(s.Cases) != 3 {
+				t.Fatalf("suite %s on %s with %d cases", s.Name, s.Hostname, len(s.Cases))
+			}
+			for i, name := range []string{"init: setup", "sidecar: logger", "web"} {
+				c := s.Cases[i]
+				if c.Name != name || c.Classname != "default/app" {
+					t.Errorf("case %d is %q of %q, want %q of default/app", i, c.Name, c.Classname, name)
+				}
+				if got := caseVerdict(c); got != tc.want[i] {
+					t.Errorf("%s: %s\nwant %s", name, got, tc.want[i])
+				}
+				if tc.times != nil {
+					if got := formatSeconds(c.Time); got != tc.times[i] {
+						t.Errorf("%s: time %s, want %s", name, got, tc.times[i])
+					}
+				}
+			}
+			if f := s.Cases[2].Failure; f != nil {
+				if !strings.Contains(f.Text, "last lines of the log:\nline 1\nline 2") || !strings.Contains(f.Text, "exit code: ") {
+					t.Errorf("the failure's text lacks the exit code or the log:\n%s", f.Text)
+				}
+				if exitCode(s.Cases[2]) == "" {
+					t.Errorf("the failed case has no exitCode property")
+				}
+			}
+		})
+	}
+}
+
+func TestJUnitReportOfARunThatNeverRan(t *testing.T) {
+	// The manifests could not be read: one case says why.
+	doc := runner.JUnitReport(runner.JUnitRun{Err: errors.New(`pod.yaml: document 1: spec.containers[0].comand: unknown field`),
+		Start: t0, End: t0.Add(time.Second)})
+	checkJUnit(t, doc)
+	if len(doc.Suites) != 1 || doc.Errors != 1 || !strings.Contains(caseVerdict(doc.Suites[0].Cases[0]), "error PodrunError: pod.yaml: document 1") {
+		t.Errorf("report %+v", doc)
+	}
+	// The runtime did not answer: every container is in error.
+	doc = runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{junitPod()}, Err: errors.New("connecting to unix:///none.sock: no such file"),
+		Start: t0, End: t0.Add(time.Second)})
+	checkJUnit(t, doc)
+	if doc.Errors != 3 || caseVerdict(doc.Suites[0].Cases[2]) != "error PodrunError: not started: connecting to unix:///none.sock: no such file" {
+		t.Errorf("report %+v", doc.Suites[0].Cases[2])
+	}
+	// A signal while dialling.
+	doc = runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{junitPod()}, Err: errors.New("interrupted: connecting"), Interrupt: runner.ExitSIGINT,
+		Start: t0, End: t0.Add(time.Second)})
+	checkJUnit(t, doc)
+	if doc.Skipped != 3 || caseVerdict(doc.Suites[0].Cases[0]) != "skipped: not started: podrun was interrupted (SIGINT)" {
+		t.Errorf("report %+v", doc.Suites[0].Cases[0])
+	}
+}
+
+// checkJUnit validates the report against the schema and its counts
+// against its cases.
+func checkJUnit(t *testing.T, doc *junit.Testsuites) {
+	t.Helper()
+	b, err := junit.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junittest.ValidateBytes(t, junitSchema, b)
+	n := 0
+	for _, s := range doc.Suites {
+		n += len(s.Cases)
+	}
+	if doc.Tests != n {
+		t.Errorf("tests=%d for %d cases", doc.Tests, n)
+	}
+}
+
+func formatSeconds(s junit.Seconds) string {
+	a, _ := s.MarshalXMLAttr(xml.Name{Local: "time"})
+	return a.Value
+}
+
+func exitCode(c junit.Testcase) string {
+	for _, p := range c.Properties.Property {
+		if p.Name == "exitCode" {
+			return p.Value
+		}
+	}
+	return ""
+}
