@@ -13,10 +13,10 @@ E2E_RUN ?= E2E
 E2E_PKG ?= ./e2e/
 # The e2e tests CI runs on Debian's containerd 1.6 as well (a second testbed
 # instance, hack/testbed.sh --flavor debian): the capabilities whose CRI
-# traffic differs between the two lines (events or polling, exec, stop and
-# teardown, mounts, cgroups, user namespaces, the pod network). E2E16_RUN=E2E
-# runs them all.
-E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
+# traffic differs between the two lines (events or polling, exec and its
+# streaming server, log files, stop and teardown, mounts, cgroups, user
+# namespaces, the pod network). E2E16_RUN=E2E runs them all.
+E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
 
 .PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean fuzz fuzz-short
 

@@ -62,7 +62,8 @@ func dryRun(cfg runConfig, set *sources.Set, stdout, stderr io.Writer) error {
 	}
 	res, err := runner.DryRun(facts, setPods(set), cfg.runOptions(set, nil, stdout, stderr))
 	if err != nil {
-		return podrunError(err)
+		// The run's refusals, named as a run names them.
+		return podrunError(withOrigins(err, set))
 	}
 	if cfg.Output == "text" {
 		writeDryRunSummary(stdout, res)

@@ -78,22 +78,29 @@ func checkExample(app *cli.App, line string) error {
 	}
 	flags, subs := app.Flags, app.Commands
 	path := "podrun"
-	positional := false
+	positional, shortOptions := false, false
 	for _, w := range words[i+1:] {
 		switch {
 		case w == "--" || strings.ContainsAny(w[:1], "|><;)&"):
 			return nil
 		case strings.HasPrefix(w, "-") && w != "-":
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			if findFlag(flags, name) == nil {
-				return fmt.Errorf("%s has no flag %s", path, w)
+			names := []string{name}
+			if shortOptions && !strings.HasPrefix(w, "--") && findFlag(flags, name) == nil {
+				names = strings.Split(name, "") // -it: -i and -t
+			}
+			for _, n := range names {
+				if findFlag(flags, n) == nil {
+					return fmt.Errorf("%s has no flag %s", path, w)
+				}
 			}
 		default:
 			if positional {
 				continue
 			}
 			if j := slices.IndexFunc(subs, func(c *cli.Command) bool { return c.HasName(w) }); j >= 0 {
-				flags, subs, path = subs[j].Flags, subs[j].Subcommands, path+" "+w
+				cmd := subs[j]
+				flags, subs, path, shortOptions = cmd.Flags, cmd.Subcommands, path+" "+w, cmd.UseShortOptionHandling
 				continue
 			}
 			if len(subs) > 0 && path != "podrun" {
@@ -117,6 +124,9 @@ func TestCheckExample(t *testing.T) {
 		{"source <(podrun completion bash)", true},
 		{"podrun --bogus -f x", false},
 		{"podrun ps --all", false},
+		{"podrun exec -it web -- sh", true},
+		{"podrun exec -ix web -- sh", false},
+		{"podrun ps -ow", false},
 		{"podrun cni bogus", false},
 		{"echo hello", false},
 	} {

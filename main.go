@@ -82,7 +82,7 @@ func podrunError(err error) error { return &exitError{code: runner.ExitPodrunErr
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return 0
 	}
@@ -197,6 +197,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Action: func(c *cli.Context) error { return downAction(c, stderr) },
 			},
 			validateCommand(stdin, stdout, stderr),
+			logsCommand(stdout, stderr),
+			execCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),
 			completionCommand(stdout),
 			{

@@ -31,12 +31,12 @@
 //	security.go    containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
 //	oomscore.go    oomScoreAdj: a container's oom_score_adj by QoS class
 //	etchosts.go    hostsFileContent: the kubelet-managed /etc/hosts
-//	termination.go lastLogText: the FallbackToLogsOnError message from a CRI log
+//	termination.go withTerminationMessage: the termination message (file, or FallbackToLogsOnError's LogTail)
 //	probe.go       probeWorker: when to probe and what result to publish
 //	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
-//	logs.go        the containers' output copied to podrun's stdout and stderr
+//	logs.go        the one CRI log decoder (cri-client's ReadLogs): a run's live output, LogTail
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds

@@ -2,48 +2,86 @@ package runner
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-func TestParseCRILogLine(t *testing.T) {
+func TestCopyLogDecodes(t *testing.T) {
 	cases := []struct {
-		name   string
-		line   string
-		stream string
-		tag    string
-		text   string
-		ok     bool
+		name           string
+		log            string
+		stdout, stderr string
 	}{
-		{name: "a full stdout line", line: "2026-01-02T03:04:05.123456789Z stdout F hello world", stream: "stdout", tag: "F", text: "hello world", ok: true},
-		{name: "a partial stderr line", line: "2026-01-02T03:04:05Z stderr P part", stream: "stderr", tag: "P", text: "part", ok: true},
-		{name: "an empty message", line: "2026-01-02T03:04:05Z stdout F", stream: "stdout", tag: "F", text: "", ok: true},
-		{name: "an empty message after the tag's space", line: "2026-01-02T03:04:05Z stdout F ", stream: "stdout", tag: "F", text: "", ok: true},
-		{name: "spaces inside the message are kept", line: "t stdout F  two  spaces ", stream: "stdout", tag: "F", text: " two  spaces ", ok: true},
-		{name: "a tag with extra colon-separated fields", line: "t stdout F:x hi", stream: "stdout", tag: "F", text: "hi", ok: true},
-		{name: "an unknown stream is not a CRI line", line: "t stdin F hi", ok: false},
-		{name: "too few fields is not a CRI line", line: "just-text", ok: false},
-		{name: "a plain line of output is not a CRI line", line: "hello world", ok: false},
+		{
+			name: "CRI lines of both streams, partial lines joined per stream",
+			log: lines(
+				ts+" stdout F one",
+				ts+" stderr F err one",
+				ts+" stdout P two-a ",
+				ts+" stderr P err-",
+				ts+" stdout P two-b ",
+				ts+" stdout F two-c",
+				ts+" stderr F two",
+				ts+" stdout F three"),
+			stdout: "[p] one\n[p] two-a two-b two-c\n[p] three\n",
+			stderr: "[p] err one\n[p] err-two\n",
+		},
+		{
+			name:   "a tag with colon-separated extras and an empty message",
+			log:    lines(ts+" stdout F:x:y d", ts+" stdout F "),
+			stdout: "[p] d\n[p] \n",
+		},
+		{
+			name:   "a line that does not parse is skipped, as the kubelet skips it",
+			log:    lines(ts+" stdout F a", "not a cri line", ts+" stdout F b"),
+			stdout: "[p] a\n[p] b\n",
+		},
+		{
+			name: "docker json lines",
+			log: lines(`{"log":"out\n","stream":"stdout","time":"2026-01-02T03:04:05.000000001Z"}`,
+				`{"log":"par","stream":"stderr","time":"2026-01-02T03:04:05.000000002Z"}`,
+				`{"log":"tial\n","stream":"stderr","time":"2026-01-02T03:04:05.000000003Z"}`),
+			stdout: "[p] out\n",
+			stderr: "[p] partial\n",
+		},
+		{
+			name:   "an unterminated last line is ended",
+			log:    ts + " stdout F done\n" + ts + " stdout F no newline",
+			stdout: "[p] done\n[p] no newline\n",
+		},
+		{
+			name:   "a pending partial line is ended",
+			log:    lines(ts + " stderr P cut short"),
+			stderr: "[p] cut short\n",
+		},
+		{name: "an empty log", log: ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			stream, tag, text, ok := parseCRILogLine([]byte(tc.line))
-			if ok != tc.ok {
-				t.Fatalf("ok = %v, want %v", ok, tc.ok)
+			path := filepath.Join(t.TempDir(), "0.log")
+			appendFile(t, path, tc.log)
+			var out, errOut syncBuffer
+			if err := copyLog(context.Background(), path, &logSink{stdout: &out, stderr: &errOut}, "[p] "); err != nil {
+				t.Fatal(err)
 			}
-			if !ok {
-				return
-			}
-			if stream != tc.stream || tag != tc.tag || string(text) != tc.text {
-				t.Errorf("parseCRILogLine = %q %q %q, want %q %q %q", stream, tag, text, tc.stream, tc.tag, tc.text)
+			if out.String() != tc.stdout || errOut.String() != tc.stderr {
+				t.Errorf("stdout =\n%q\nstderr =\n%q\nwant\n%q\n%q", out.String(), errOut.String(), tc.stdout, tc.stderr)
 			}
 		})
 	}
 }
+
+// lines joins CRI log lines, each ended with a newline.
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
 // syncBuffer is a bytes.Buffer safe to read while a tailer writes to it.
 type syncBuffer struct {
@@ -91,66 +129,91 @@ const ts = "2026-01-02T03:04:05.000000001Z"
 
 func TestTailerWritesAWholeFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
-	appendFile(t, path, strings.Join([]string{
-		ts + " stdout F one",
-		ts + " stderr F err one",
-		ts + " stdout P two-a ",
-		ts + " stderr P err-",
-		ts + " stdout P two-b ",
-		ts + " stdout F two-c",
-		ts + " stderr F two",
-		"not a cri line",
-		ts + " stdout F three",
-	}, "\n")+"\n")
+	appendFile(t, path, lines(ts+" stdout F one", ts+" stderr P err-", ts+" stdout F two", ts+" stderr F one"))
 	var out, errOut syncBuffer
 	tl := startTailer(path, "[p] ", &logSink{stdout: &out, stderr: &errOut})
 	tl.finish()
-	if want := "[p] one\n[p] two-a two-b two-c\n[p] not a cri line\n[p] three\n"; out.String() != want {
-		t.Errorf("stdout =\n%q\nwant\n%q", out.String(), want)
-	}
-	if want := "[p] err one\n[p] err-two\n"; errOut.String() != want {
-		t.Errorf("stderr =\n%q\nwant\n%q", errOut.String(), want)
-	}
-}
-
-func TestTailerFlushesAnUnterminatedLastLineAtFinish(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "0.log")
-	appendFile(t, path, ts+" stdout F done\n"+ts+" stdout F no newline")
-	var out syncBuffer
-	tl := startTailer(path, "", &logSink{stdout: &out})
-	tl.finish()
-	if want := "done\nno newline\n"; out.String() != want {
-		t.Errorf("stdout = %q, want %q", out.String(), want)
-	}
-}
-
-func TestTailerFlushesAPendingPartialLineAtFinish(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "0.log")
-	appendFile(t, path, ts+" stderr P cut short\n")
-	var out, errOut syncBuffer
-	tl := startTailer(path, "", &logSink{stdout: &out, stderr: &errOut})
-	tl.finish()
-	if errOut.String() != "cut short\n" || out.String() != "" {
-		t.Errorf("stdout = %q, stderr = %q; want the partial line on stderr", out.String(), errOut.String())
+	if out.String() != "[p] one\n[p] two\n" || errOut.String() != "[p] err-one\n" {
+		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
 	}
 }
 
 func TestTailerFollowsOutputWrittenLater(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, "")
 	var out syncBuffer
-	// The file does not exist yet when the tailer starts.
 	tl := startTailer(path, "", &logSink{stdout: &out})
 	defer tl.finish()
 	appendFile(t, path, ts+" stdout F first\n")
 	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "first\n" })
 	// Half a line is held back until its end arrives.
-	appendFile(t, path, ts+" stdout F sec")
-	time.Sleep(3 * logPollInterval)
+	appendFile(t, path, ts+" stdout P sec\n")
+	time.Sleep(200 * time.Millisecond)
 	if got := out.String(); got != "first\n" {
 		t.Errorf("stdout = %q before the line was complete", got)
 	}
-	appendFile(t, path, "ond\n")
+	appendFile(t, path, ts+" stdout F ond\n")
 	waitFor(t, "the second line", 2*time.Second, func() bool { return out.String() == "first\nsecond\n" })
+}
+
+// finish wakes a tailer that waits for output at once, not at ReadLogs'
+// periodic check a second later, and it still reads the last lines.
+func TestTailerFinishIsPrompt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, ts+" stdout F one\n")
+	var out syncBuffer
+	tl := startTailer(path, "", &logSink{stdout: &out})
+	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "one\n" })
+	time.Sleep(100 * time.Millisecond) // waiting for more
+	appendFile(t, path, ts+" stdout F two\n")
+	start := time.Now()
+	tl.finish()
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Errorf("finish took %s, want it prompt", d)
+	}
+	if out.String() != "one\ntwo\n" {
+		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// A tailer that gets no follow slot (every inotify instance the run may
+// take is in use) reads its log whole when it is finished.
+func TestTailerWithoutAFollowSlotReadsAtFinish(t *testing.T) {
+	saved := followSlots
+	followSlots = make(chan struct{}) // never a free slot
+	defer func() { followSlots = saved }()
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, ts+" stdout F one\n")
+	var out syncBuffer
+	tl := startTailer(path, "", &logSink{stdout: &out})
+	appendFile(t, path, ts+" stdout F two\n"+ts+" stdout P three")
+	tl.finish()
+	if out.String() != "one\ntwo\nthree\n" {
+		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// A follow that breaks off (no inotify instance to be had) after writing
+// part of the log: the rest comes once the instance is done, nothing
+// twice.
+func TestTailerFollowBrokenOff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, lines(ts+" stdout F one", ts+" stderr F err one", ts+" stdout P two-"))
+	var out, errOut syncBuffer
+	tl := newTailer(path)
+	tl.follow = func(ctx context.Context, path, id string, opts *LogOptions, running runningFunc, stdout, stderr io.Writer) error {
+		if err := readLog(ctx, path, id, &LogOptions{}, nil, stdout, stderr); err != nil {
+			return err
+		}
+		return errors.New("failed to create fsnotify watcher: too many open files")
+	}
+	go tl.run(&logSink{stdout: &out, stderr: &errOut}, "[p] ")
+	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "[p] one\n" })
+	appendFile(t, path, lines(ts+" stdout F three", ts+" stderr F err two"))
+	tl.finish()
+	if out.String() != "[p] one\n[p] two-three\n" || errOut.String() != "[p] err one\n[p] err two\n" {
+		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
+	}
 }
 
 func TestTailerOfAMissingFileFinishes(t *testing.T) {
@@ -170,11 +233,11 @@ func TestTailerOfAMissingFileFinishes(t *testing.T) {
 
 func TestLogSinkWithoutWritersDropsOutput(t *testing.T) {
 	s := &logSink{}
-	s.write("stdout", "p", []byte("x\n")) // must not panic
+	s.write(runtimeapi.Stdout, "p", []byte("x\n")) // must not panic
 	var errOut syncBuffer
 	s = &logSink{stderr: &errOut}
-	s.write("stdout", "", []byte("dropped\n"))
-	s.write("stderr", "", []byte("kept\n"))
+	s.write(runtimeapi.Stdout, "", []byte("dropped\n"))
+	s.write(runtimeapi.Stderr, "", []byte("kept\n"))
 	if errOut.String() != "kept\n" {
 		t.Errorf("stderr = %q", errOut.String())
 	}
@@ -225,5 +288,66 @@ func TestLogSetWritesAReplacedInstanceBeforeItsSuccessor(t *testing.T) {
 	}
 	if _, ok := ls.tailers["c2"]; ok {
 		t.Errorf("a created container is followed before it started")
+	}
+}
+
+// A run whose output goes nowhere follows no log: writers that discard
+// everything are dropped.
+func TestNewLogSinkDropsDiscardingWriters(t *testing.T) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	regular, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer regular.Close()
+	var buf syncBuffer
+	cases := []struct {
+		name           string
+		stdout, stderr io.Writer
+		discards       bool
+	}{
+		{"nil writers", nil, nil, true},
+		{"io.Discard", io.Discard, io.Discard, true},
+		{"/dev/null", null, null, true},
+		{"/dev/null and a buffer", null, &buf, false},
+		{"a regular file", regular, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := newLogSink(tc.stdout, tc.stderr).discards(); got != tc.discards {
+				t.Errorf("discards() = %v, want %v", got, tc.discards)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, ts+" stdout F hi\n")
+	ls := newLogSet(newLogSink(null, io.Discard), "web", false)
+	ls.update(&runtimeStatus{Containers: []*containerStatus{{ID: "c0", Name: "c", State: stateRunning, LogPath: path}}})
+	if len(ls.tailers) != 0 {
+		t.Errorf("a run without output followed %d logs", len(ls.tailers))
+	}
+	ls.finishAll()
+}
+
+// An instance whose log file the runtime has not made yet is followed
+// from the update that finds it, or read at the end.
+func TestLogSetWaitsForALogFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "0.log")
+	var out syncBuffer
+	ls := newLogSet(&logSink{stdout: &out}, "web", false)
+	st := &runtimeStatus{Containers: []*containerStatus{{ID: "c0", Name: "c", State: stateRunning, LogPath: path}}}
+	ls.update(st)
+	if len(ls.tailers) != 0 || ls.waiting["c0"] == nil {
+		t.Fatalf("tailers %v, waiting %v: want the instance waiting for its file", ls.tailers, ls.waiting)
+	}
+	appendFile(t, path, ts+" stdout F late\n")
+	ls.finishAll()
+	if out.String() != "late\n" {
+		t.Errorf("stdout = %q", out.String())
 	}
 }

@@ -8,10 +8,9 @@ const maxLogTailLen = 64 << 10
 
 // lastLogLines is the text of the last n lines of the CRI log file at path
 // (stdout and stderr together, partial lines joined, without the
-// timestamps), through the run's CRI log decoder (parseCRILogLine, via
-// logTail and lastLogText).
+// timestamps), through the run's one CRI log decoder (LogTail).
 func lastLogLines(path string, n int) (string, error) {
-	return logTail(path, n, maxLogTailLen)
+	return LogTail(path, int64(n), maxLogTailLen)
 }
 
 // readLogTails reads the last Options.LogTailLines lines of the newest

@@ -254,6 +254,60 @@ func matchPod(arg string, info PodInfo) bool {
 	return arg == info.Name || arg == info.UID
 }
 
+// PodRef is a podrun pod as FindPod finds it: its name, namespace, UID
+// and sandboxes, newest first.
+type PodRef struct {
+	Name, Namespace, UID string
+	Sandboxes            []*runtimeapi.PodSandbox
+}
+
+// FindPod finds the podrun pod that arg names, as `podrun down` takes
+// pods (matchPod): NAME, NAMESPACE/NAME or the pod UID. A NAME that pods
+// of several namespaces have is ambiguous.
+func FindPod(ctx context.Context, rt Runtime, arg string) (*PodRef, error) {
+	sbs, err := listManaged(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	return findPod(arg, sbs)
+}
+
+// findPod is FindPod's choice among podrun's sandboxes.
+func findPod(arg string, sbs []*runtimeapi.PodSandbox) (*PodRef, error) {
+	byID := map[string]*runtimeapi.PodSandbox{}
+	for _, sb := range sbs {
+		byID[sb.Id] = sb
+	}
+	byUID := map[string]*PodRef{}
+	var uids []string
+	for _, info := range podInfos(sbs) {
+		if !matchPod(arg, info) {
+			continue
+		}
+		p := byUID[info.UID]
+		if p == nil {
+			p = &PodRef{Name: info.Name, Namespace: info.Namespace, UID: info.UID}
+			byUID[info.UID] = p
+			uids = append(uids, info.UID)
+		}
+		p.Sandboxes = append(p.Sandboxes, byID[info.SandboxID])
+	}
+	switch len(uids) {
+	case 0:
+		return nil, fmt.Errorf("no podrun pod %q", arg)
+	case 1:
+		p := byUID[uids[0]]
+		sortSandboxesNewestFirst(p.Sandboxes)
+		return p, nil
+	}
+	var names []string
+	for _, uid := range uids {
+		p := byUID[uid]
+		names = append(names, fmt.Sprintf("%s/%s (uid %s)", p.Namespace, p.Name, uid))
+	}
+	return nil, fmt.Errorf("%q names several podrun pods: %s; give NAMESPACE/NAME or the UID", arg, strings.Join(names, ", "))
+}
+
 func parseInt64(s string) (int64, error) {
 	var v int64
 	_, err := fmt.Sscan(s, &v)

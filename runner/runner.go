@@ -245,7 +245,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
 		cgroups:      cgHost, cgsys: cgsys,
 		obs:   newObserver(rt, opts.Owner.RunID),
-		sink:  &logSink{stdout: opts.Stdout, stderr: opts.Stderr},
+		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,
 	}, nil
 }

@@ -38,6 +38,9 @@ type Runtime interface {
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
 	// ExecSync runs exec probes and exec lifecycle hooks (timeout 0: none).
 	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error)
+	// Exec prepares an interactive `podrun exec` and returns the URL of
+	// the runtime's streaming server that serves it.
+	Exec(ctx context.Context, req *runtimeapi.ExecRequest) (string, error)
 
 	ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error)
 	PullImage(ctx context.Context, image string, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)

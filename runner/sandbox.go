@@ -41,6 +41,7 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 	}
 	cfg.Annotations[AnnotationRootDir] = in.RootDir
 	cfg.Annotations[AnnotationLogDir] = in.LogDir
+	cfg.Annotations[AnnotationContainers] = containersRecord(pod)
 	if in.CgroupParent != "" {
 		cfg.Annotations[AnnotationCgroupParent] = in.CgroupParent
 	}

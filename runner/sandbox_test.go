@@ -85,6 +85,7 @@ func TestSandboxConfigBase(t *testing.T) {
 		AnnotationLogDir:  "/var/lib/podrun/logs/shop_web_uid-9",
 		"io.kubernetes.pod.terminationGracePeriod": "12",
 		AnnotationCgroupParent:                     "/kubepods/besteffort/poduid-9",
+		AnnotationContainers:                       containersRecord(in.Pod),
 	}
 	if !reflect.DeepEqual(cfg.Annotations, wantAnn) {
 		t.Errorf("annotations =\n%v\nwant\n%v", cfg.Annotations, wantAnn)
@@ -254,8 +255,8 @@ func TestSandboxConfigVariants(t *testing.T) {
 				if cfg.Labels[LabelDetached] != "true" || cfg.Labels[labelPodUID] != "uid-9" {
 					t.Errorf("labels = %v", cfg.Labels)
 				}
-				if len(cfg.Annotations) != 2 || cfg.Annotations[AnnotationRootDir] == "" {
-					t.Errorf("annotations = %v, want only root and log dir", cfg.Annotations)
+				if len(cfg.Annotations) != 3 || cfg.Annotations[AnnotationRootDir] == "" || cfg.Annotations[AnnotationContainers] == "" {
+					t.Errorf("annotations = %v, want only root and log dir and the containers", cfg.Annotations)
 				}
 				if cfg.Linux.CgroupParent != "" {
 					t.Errorf("cgroupParent = %q, want none", cfg.Linux.CgroupParent)

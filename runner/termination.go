@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -20,10 +19,6 @@ const (
 	maxTerminationMessageLogLines = 80       // FallbackToLogsOnError: last lines of the log
 	maxTerminationMessageLogLen   = 1024 * 2 // ... cut to their last bytes
 )
-
-// maxLogTailRead bounds how much of the end of a CRI log is read to find
-// its last 80 lines (the runtime splits lines at 16 KiB).
-const maxLogTailRead = 2 << 20
 
 // reasonContainerCannotRun is the runtime reason of a container that never
 // ran; it has no logs to fall back to.
@@ -95,12 +90,11 @@ func withTerminationMessage(st *runtimeapi.ContainerStatus) string {
 		}
 	}
 	if checkLogs && st.LogPath != "" {
-		text, err := logTail(st.LogPath, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
+		text, err := LogTail(st.LogPath, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
 		if err != nil {
-			tmsg = fmt.Sprintf("Error on reading termination message from logs: %v", err)
-		} else {
-			tmsg = text
+			text = fmt.Sprintf("Error on reading termination message from logs: %v", err)
 		}
+		tmsg = text
 	}
 	if tmsg != "" {
 		if msg != "" {
@@ -131,53 +125,4 @@ func readTail(path string, max int64) ([]byte, bool, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max))
 	return data, cut, err
-}
-
-// logTail is the text of the last n lines of the CRI log file at path, cut
-// to its last max bytes (lastLogText), read from at most its last
-// maxLogTailRead bytes.
-func logTail(path string, n, max int) (string, error) {
-	data, cut, err := readTail(path, maxLogTailRead)
-	if err != nil {
-		return "", err
-	}
-	if i := bytes.IndexByte(data, '\n'); cut && i >= 0 {
-		data = data[i+1:] // starts mid-line
-	}
-	return lastLogText(data, n, max), nil
-}
-
-// lastLogText is the text of the last n lines of a CRI log, cut to its
-// last max bytes: what the kubelet's ReadLogs with TailLines n writes into
-// a circular buffer of max bytes. A full ("F") line ends with a newline, a
-// partial ("P") one does not; lines that do not parse are skipped. An
-// incomplete last line does not count as one of the n.
-func lastLogText(data []byte, n, max int) string {
-	// Find the start of the last n newline-terminated lines.
-	end := len(data)
-	if end > 0 && data[end-1] != '\n' {
-		end = bytes.LastIndexByte(data, '\n') + 1
-	}
-	start := end
-	for count := 0; count < n && start > 0; count++ {
-		start = bytes.LastIndexByte(data[:start-1], '\n') + 1
-	}
-	var out []byte
-	for _, line := range bytes.SplitAfter(data[start:], []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		_, tag, text, ok := parseCRILogLine(bytes.TrimSuffix(line, []byte("\n")))
-		if !ok {
-			continue
-		}
-		out = append(out, text...)
-		if tag != "P" {
-			out = append(out, '\n')
-		}
-	}
-	if len(out) > max {
-		out = out[len(out)-max:]
-	}
-	return string(out)
 }

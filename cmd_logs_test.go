@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// interspersed moves the flags of logs and exec that follow POD in front
+// of it, up to "--", and leaves every other command alone.
+func TestInterspersed(t *testing.T) {
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	cases := []struct{ in, want string }{
+		{"podrun logs web -f --tail 3", "podrun logs -f --tail 3 web"},
+		{"podrun logs web --tail=3 app", "podrun logs --tail=3 web app"},
+		{"podrun --root-dir /r logs web -c app", "podrun --root-dir /r logs -c app web"},
+		{"podrun -r unix:///s --root-dir /r exec web -it -c app -- sh -c 'x' -f", "podrun -r unix:///s --root-dir /r exec -it -c app web -- sh -c 'x' -f"},
+		{"podrun exec -i web -- cat -", "podrun exec -i web -- cat -"},
+		{"podrun logs web --tail -1", "podrun logs --tail -1 web"},
+		// Other commands, and the run's -f, are left as they are.
+		{"podrun down web --all", "podrun down web --all"},
+		{"podrun -f pod.yaml extra", "podrun -f pod.yaml extra"},
+		{"podrun run -f logs", "podrun run -f logs"},
+		{"podrun", "podrun"},
+	}
+	for _, tc := range cases {
+		if got := strings.Join(interspersed(app, strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("interspersed(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestExecArgs(t *testing.T) {
+	cases := []struct {
+		args []string
+		pod  string
+		cmd  []string
+		err  string
+	}{
+		{args: []string{"web", "--", "sh", "-c", "exit 3"}, pod: "web", cmd: []string{"sh", "-c", "exit 3"}},
+		{args: []string{"shop/web", "--", "--", "x"}, pod: "shop/web", cmd: []string{"--", "x"}},
+		{args: nil, err: "name the pod to run the command in (NAME, NAMESPACE/NAME or UID), then -- COMMAND"},
+		{args: []string{"web"}, err: "you must specify at least one command for the container: podrun exec POD -- COMMAND [ARG...]"},
+		{args: []string{"web", "ls", "/"}, err: "the command goes after --: podrun exec web -- ls /"},
+		{args: []string{"web", "--"}, err: "you must specify at least one command for the container after --"},
+	}
+	for _, tc := range cases {
+		pod, cmd, err := execArgs(tc.args)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("execArgs(%q): err %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || pod != tc.pod || !reflect.DeepEqual(cmd, tc.cmd) {
+			t.Errorf("execArgs(%q) = %q %q %v", tc.args, pod, cmd, err)
+		}
+	}
+}

@@ -1,0 +1,335 @@
+package runner
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// webPod has an init container, a sidecar and two regular containers.
+func webPod() *v1.Pod {
+	always := v1.ContainerRestartPolicyAlways
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
+		Spec: v1.PodSpec{
+			RestartPolicy: v1.RestartPolicyOnFailure,
+			InitContainers: []v1.Container{
+				{Name: "setup"},
+				{Name: "proxy", RestartPolicy: &always},
+			},
+			Containers: []v1.Container{{Name: "app"}, {Name: "metrics"}},
+		},
+	}
+}
+
+func webRecord() podContainers {
+	return podContainers{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []podContainer{
+		{Name: "setup", Init: true},
+		{Name: "proxy", Init: true, Sidecar: true},
+		{Name: "app"},
+		{Name: "metrics"},
+	}}
+}
+
+func TestContainersRecord(t *testing.T) {
+	sb := &runtimeapi.PodSandbox{Annotations: map[string]string{AnnotationContainers: containersRecord(webPod())}}
+	if got := containersOf(sb, nil); !reflect.DeepEqual(got, webRecord()) {
+		t.Errorf("containersOf(containersRecord) = %+v, want %+v", got, webRecord())
+	}
+
+	// A sandbox without the record: the runtime's containers, oldest
+	// first, sidecars (by their annotation) as init containers.
+	ctr := func(id, name string, created int64, sidecar bool) *runtimeapi.Container {
+		c := &runtimeapi.Container{Id: id, CreatedAt: created, Labels: map[string]string{labelContainerName: name}}
+		if sidecar {
+			c.Annotations = map[string]string{AnnotationSidecar: "0"}
+		}
+		return c
+	}
+	old := &runtimeapi.PodSandbox{Annotations: map[string]string{"other": "x"}}
+	got := containersOf(old, []*runtimeapi.Container{
+		ctr("3", "app", 30, false), ctr("1", "proxy", 10, true), ctr("4", "app", 40, false), ctr("2", "metrics", 20, false),
+	})
+	want := podContainers{Containers: []podContainer{{Name: "proxy", Init: true, Sidecar: true}, {Name: "metrics"}, {Name: "app"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("containersOf without the record = %+v, want %+v", got, want)
+	}
+}
+
+func TestLogContainers(t *testing.T) {
+	one := podContainers{Containers: []podContainer{{Name: "setup", Init: true}, {Name: "app"}}}
+	cases := []struct {
+		name       string
+		rec        podContainers
+		annotation string
+		container  string
+		all        bool
+		want       []string
+		err        string
+		warning    string
+	}{
+		{name: "the named container", rec: webRecord(), container: "metrics", want: []string{"metrics"}},
+		{name: "an init container by name", rec: webRecord(), container: "setup", want: []string{"setup"}},
+		{name: "an unknown name", rec: webRecord(), container: "nope", err: "container nope is not valid for pod web"},
+		{name: "several containers need a name, all listed, init first", rec: webRecord(),
+			err: "a container name must be specified for pod web, choose one of: [setup proxy app metrics]"},
+		{name: "the only regular container, whatever the init ones", rec: one, want: []string{"app"}},
+		{name: "the default-container annotation", rec: webRecord(), annotation: "metrics", want: []string{"metrics"}},
+		{name: "an annotation naming no container warns and falls back", rec: one, annotation: "gone", want: []string{"app"},
+			warning: `Default container name "gone" not found in pod web`},
+		{name: "-c wins over the annotation", rec: webRecord(), annotation: "metrics", container: "app", want: []string{"app"}},
+		{name: "all containers, init first", rec: webRecord(), all: true, want: []string{"setup", "proxy", "app", "metrics"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var warnings []string
+			got, err := logContainers("web", tc.rec, tc.annotation, tc.container, tc.all, func(s string) { warnings = append(warnings, s) })
+			if !expectErr(t, err, tc.err) {
+				return
+			}
+			var names []string
+			for _, c := range got {
+				names = append(names, c.Name)
+			}
+			if !reflect.DeepEqual(names, tc.want) {
+				t.Errorf("containers = %v, want %v", names, tc.want)
+			}
+			if strings.Join(warnings, "\n") != tc.warning {
+				t.Errorf("warnings = %q, want %q", warnings, tc.warning)
+			}
+		})
+	}
+}
+
+func TestExecContainer(t *testing.T) {
+	single := podContainers{Containers: []podContainer{{Name: "app"}}}
+	cases := []struct {
+		name       string
+		rec        podContainers
+		annotation string
+		container  string
+		want       string
+		notice     string
+		err        string
+	}{
+		{name: "a single container, no notice", rec: single, want: "app"},
+		{name: "the first of several, with kubectl's notice", rec: webRecord(), want: "app",
+			notice: `Defaulted container "app" out of: app, metrics, setup (init), proxy (init)`},
+		{name: "a container with init containers beside it gets the notice",
+			rec: podContainers{Containers: []podContainer{{Name: "setup", Init: true}, {Name: "app"}}}, want: "app",
+			notice: `Defaulted container "app" out of: app, setup (init)`},
+		{name: "the named container", rec: webRecord(), container: "metrics", want: "metrics"},
+		{name: "a sidecar by name", rec: webRecord(), container: "proxy", want: "proxy"},
+		{name: "the annotation's container, no notice", rec: webRecord(), annotation: "metrics", want: "metrics"},
+		{name: "an unknown name lists them all", rec: webRecord(), container: "nope",
+			err: "container nope is not valid for pod web out of: app, metrics, setup (init), proxy (init)"},
+		{name: "an annotation naming no container is an error", rec: webRecord(), annotation: "gone",
+			err: "container gone is not valid for pod web out of: app, metrics, setup (init), proxy (init)"},
+		{name: "no containers", rec: podContainers{}, err: "pod web does not have any containers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, notice, err := execContainer("web", tc.rec, tc.annotation, tc.container)
+			if !expectErr(t, err, tc.err) {
+				return
+			}
+			if c.Name != tc.want || notice != tc.notice {
+				t.Errorf("got %q with notice %q, want %q with %q", c.Name, notice, tc.want, tc.notice)
+			}
+		})
+	}
+}
+
+func TestRestarts(t *testing.T) {
+	regular, initc, sidecar := podContainer{Name: "app"}, podContainer{Name: "i", Init: true}, podContainer{Name: "s", Init: true, Sidecar: true}
+	cases := []struct {
+		policy v1.RestartPolicy
+		c      podContainer
+		code   int32
+		want   bool
+	}{
+		{v1.RestartPolicyAlways, regular, 0, true},
+		{v1.RestartPolicyAlways, regular, 1, true},
+		{v1.RestartPolicyOnFailure, regular, 0, false},
+		{v1.RestartPolicyOnFailure, regular, 2, true},
+		{v1.RestartPolicyNever, regular, 2, false},
+		{"", regular, 0, true}, // unknown: the default, Always
+		{v1.RestartPolicyAlways, initc, 0, false},
+		{v1.RestartPolicyAlways, initc, 1, true},
+		{v1.RestartPolicyOnFailure, initc, 1, true},
+		{v1.RestartPolicyNever, initc, 1, false},
+		{v1.RestartPolicyNever, sidecar, 0, true},
+	}
+	for _, tc := range cases {
+		if got := restarts(tc.policy, tc.c, tc.code); got != tc.want {
+			t.Errorf("restarts(%q, %+v, exit %d) = %v, want %v", tc.policy, tc.c, tc.code, got, tc.want)
+		}
+	}
+}
+
+func TestLogInstance(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
+	running := func(id string, n int) *containerStatus {
+		return &containerStatus{ID: id, Name: "app", State: stateRunning, RestartCount: n, CreatedAt: at(n)}
+	}
+	exited := func(id string, n int, code int32) *containerStatus {
+		return &containerStatus{ID: id, Name: "app", State: stateExited, RestartCount: n, ExitCode: code, CreatedAt: at(n)}
+	}
+	created := func(id string, n int) *containerStatus {
+		return &containerStatus{ID: id, Name: "app", State: stateCreated, RestartCount: n, CreatedAt: at(n)}
+	}
+	app := podContainer{Name: "app"}
+	cases := []struct {
+		name      string
+		policy    v1.RestartPolicy
+		instances []*containerStatus
+		previous  bool
+		want      string
+		err       string
+	}{
+		{name: "the running instance", policy: v1.RestartPolicyAlways, instances: []*containerStatus{running("c1", 1), exited("c0", 0, 1)}, want: "c1"},
+		{name: "previous: the one before the running one", policy: v1.RestartPolicyAlways,
+			instances: []*containerStatus{running("c1", 1), exited("c0", 0, 1)}, previous: true, want: "c0"},
+		{name: "previous of a first instance", policy: v1.RestartPolicyAlways, instances: []*containerStatus{running("c0", 0)}, previous: true,
+			err: `previous terminated container "app" in pod "web" not found`},
+		{name: "an instance that will restart waits: its exit is the last state", policy: v1.RestartPolicyAlways,
+			instances: []*containerStatus{exited("c1", 1, 1), exited("c0", 0, 1)}, want: "c1"},
+		{name: "previous of one waiting to restart is the one that just exited", policy: v1.RestartPolicyAlways,
+			instances: []*containerStatus{exited("c1", 1, 1), exited("c0", 0, 1)}, previous: true, want: "c1"},
+		{name: "a terminated instance that stays so", policy: v1.RestartPolicyOnFailure,
+			instances: []*containerStatus{exited("c1", 1, 0), exited("c0", 0, 3)}, want: "c1"},
+		{name: "previous of a terminated one", policy: v1.RestartPolicyOnFailure,
+			instances: []*containerStatus{exited("c1", 1, 0), exited("c0", 0, 3)}, previous: true, want: "c0"},
+		{name: "a new instance not started yet: the last one that ran", policy: v1.RestartPolicyAlways,
+			instances: []*containerStatus{created("c1", 1), exited("c0", 0, 1)}, want: "c0"},
+		{name: "nothing created yet", policy: v1.RestartPolicyAlways,
+			err: `container "app" in pod "web" is waiting to start - no logs yet`},
+		{name: "created, never started", policy: v1.RestartPolicyNever, instances: []*containerStatus{created("c0", 0)},
+			err: `container "app" in pod "web" is waiting to start - no logs yet`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := logInstance("web", tc.policy, app, tc.instances, tc.previous)
+			if !expectErr(t, err, tc.err) {
+				return
+			}
+			if got.ID != tc.want {
+				t.Errorf("instance %s, want %s", got.ID, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewerStarted(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
+	cur := &containerStatus{ID: "c1", RestartCount: 1, State: stateExited, CreatedAt: at(1)}
+	cases := []struct {
+		name  string
+		insts []*containerStatus
+		want  string
+	}{
+		{"none newer", []*containerStatus{cur, {ID: "c0", RestartCount: 0, State: stateExited, CreatedAt: at(0)}}, ""},
+		{"a newer one not started yet", []*containerStatus{{ID: "c2", RestartCount: 2, State: stateCreated, CreatedAt: at(2)}, cur}, ""},
+		{"a newer one running", []*containerStatus{{ID: "c2", RestartCount: 2, State: stateRunning, CreatedAt: at(2)}, cur}, "c2"},
+		{"the oldest of two newer ones that ran", []*containerStatus{
+			{ID: "c3", RestartCount: 3, State: stateRunning, CreatedAt: at(3)},
+			{ID: "c2", RestartCount: 2, State: stateExited, CreatedAt: at(2)}, cur}, "c2"},
+	}
+	for _, tc := range cases {
+		got := newerStarted(tc.insts, cur)
+		if id := ""; got != nil {
+			id = got.ID
+			if id != tc.want {
+				t.Errorf("%s: got %s, want %q", tc.name, id, tc.want)
+			}
+		} else if tc.want != "" {
+			t.Errorf("%s: got none, want %s", tc.name, tc.want)
+		}
+	}
+}
+
+func TestExecState(t *testing.T) {
+	tg := ExecTarget{Pod: "shop/web", Container: "app"}
+	cases := []struct {
+		insts []*containerStatus
+		err   string
+	}{
+		{[]*containerStatus{{ID: "c1", State: stateRunning}, {ID: "c0", State: stateExited}}, ""},
+		{[]*containerStatus{{ID: "c1", State: stateExited, ExitCode: 3}}, "cannot exec into container app of pod shop/web: it is not running (exited with code 3)"},
+		{[]*containerStatus{{ID: "c1", State: stateCreated}}, "cannot exec into container app of pod shop/web: it is not running (created)"},
+		{nil, "cannot exec into container app of pod shop/web: it has not been created"},
+	}
+	for _, tc := range cases {
+		err := execState(tg, tc.insts)
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != tc.err {
+				t.Errorf("execState = %q, want %q", got, tc.err)
+			}
+		} else if tc.err != "" {
+			t.Errorf("execState = nil, want %q", tc.err)
+		}
+	}
+}
+
+func TestFindPod(t *testing.T) {
+	sb := func(id, ns, name, uid string, attempt uint32) *runtimeapi.PodSandbox {
+		return &runtimeapi.PodSandbox{Id: id, Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: ns, Uid: uid, Attempt: attempt},
+			Labels: map[string]string{labelPodName: name, labelPodNamespace: ns, labelPodUID: uid}}
+	}
+	sbs := []*runtimeapi.PodSandbox{
+		sb("s1", "default", "web", "u1", 0), sb("s2", "default", "web", "u1", 1),
+		sb("s3", "shop", "web", "u2", 0), sb("s4", "shop", "db", "u3", 0),
+	}
+	cases := []struct {
+		arg       string
+		uid       string
+		sandboxes []string
+		err       string
+	}{
+		{arg: "db", uid: "u3", sandboxes: []string{"s4"}},
+		{arg: "default/web", uid: "u1", sandboxes: []string{"s2", "s1"}},
+		{arg: "u2", uid: "u2", sandboxes: []string{"s3"}},
+		{arg: "web", err: `"web" names several podrun pods: default/web (uid u1), shop/web (uid u2); give NAMESPACE/NAME or the UID`},
+		{arg: "nope", err: `no podrun pod "nope"`},
+		{arg: "shop/nope", err: `no podrun pod "shop/nope"`},
+	}
+	for _, tc := range cases {
+		p, err := findPod(tc.arg, sbs)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("findPod(%q): err = %v, want %q", tc.arg, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("findPod(%q): %v", tc.arg, err)
+			continue
+		}
+		var ids []string
+		for _, s := range p.Sandboxes {
+			ids = append(ids, s.Id)
+		}
+		if p.UID != tc.uid || !reflect.DeepEqual(ids, tc.sandboxes) {
+			t.Errorf("findPod(%q) = %s %v, want %s %v", tc.arg, p.UID, ids, tc.uid, tc.sandboxes)
+		}
+	}
+}
+
+// expectErr fails the test unless err is the error want names ("": none),
+// and says whether to go on checking the result (no error was wanted).
+func expectErr(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatal(err)
+	case want != "" && (err == nil || err.Error() != want):
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	return want == ""
+}
