@@ -422,7 +422,7 @@ func TestE2EFaultLogDirFull(t *testing.T) {
 	if n := len(lines(r.stdout)); n >= count {
 		t.Errorf("%d lines printed from a 256k log dir, want fewer than %d", n, count)
 	}
-	expectMatch(t, r.stderr, `^podrun: pod default/`+name+`: container output lost: the runtime could not write all of it to the log dir `+
+	expectMatch(t, r.stderr, `^podrun: \S+/lines.yaml: document 1: pod default/`+name+`: container output lost: the runtime could not write all of it to the log dir `+
 		regexp.QuoteMeta(logs)+`/default_`+name+`_[0-9a-f-]+ \(.*its filesystem has no space left\)$`)
 	expectNothingLeft(t, e, "after the run")
 
@@ -447,7 +447,7 @@ func TestE2EFaultRootDirFull(t *testing.T) {
 		fill(t, e.root)
 		r := e.runPodrun([]string{"-f", fromTemplate(t, "faults/quick.yaml", "NAME", "e2e-fault-rootfull-"+randomSuffix(t))}, "")
 		expectCode(t, r, 125)
-		expectMatch(t, r.stderr, `^podrun: pod default/e2e-fault-rootfull-[0-9a-f]+: writing pod owner record: write `+
+		expectMatch(t, r.stderr, `^podrun: \S+/quick.yaml: document 1: pod default/e2e-fault-rootfull-[0-9a-f]+: writing pod owner record: write `+
 			regexp.QuoteMeta(e.root)+`/pods/\.new-[^ ]+/podrun-owner.json: no space left on device$`)
 		expectRootClean(t, e, "after the run")
 	})
@@ -458,7 +458,7 @@ func TestE2EFaultRootDirFull(t *testing.T) {
 		name := "e2e-fault-rootfills-" + randomSuffix(t)
 		r := e.runPodrun([]string{"-f", fromTemplate(t, "faults/lines.yaml", "NAME", name, "COUNT", "20000")}, "")
 		expectCode(t, r, 125)
-		expectMatch(t, r.stderr, `^podrun: pod default/`+name+`: container output lost: the runtime could not write all of it to the log dir `+
+		expectMatch(t, r.stderr, `^podrun: \S+/lines.yaml: document 1: pod default/`+name+`: container output lost: the runtime could not write all of it to the log dir `+
 			regexp.QuoteMeta(e.root)+`/logs/default_`+name+`_[0-9a-f-]+ \(`)
 		expectRootClean(t, e, "after the run")
 	})
@@ -485,13 +485,13 @@ func TestE2EFaultRuntimeRejects(t *testing.T) {
 			manifest: func(t *testing.T, name string) string {
 				return fromTemplate(t, "faults/seccomp.yaml", "NAME", name, "PROFILE", "missing.json")
 			},
-			stderr: `podrun: pod default/e2e-fault-seccomp-missing-[0-9a-f]+: CreateContainerError: creating container "c": .*` +
+			stderr: `podrun: \S+/seccomp.yaml: document 1: pod default/e2e-fault-seccomp-missing-[0-9a-f]+: CreateContainerError: creating container "c": .*` +
 				`cannot load seccomp profile "` + regexp.QuoteMeta(filepath.Join(profiles, "missing.json")) + `"`},
 		{name: "seccomp-invalid", code: 125,
 			manifest: func(t *testing.T, name string) string {
 				return fromTemplate(t, "faults/seccomp.yaml", "NAME", name, "PROFILE", "bad.json")
 			},
-			stderr: `podrun: pod default/e2e-fault-seccomp-invalid-[0-9a-f]+: CreateContainerError: creating container "c": .*` +
+			stderr: `podrun: \S+/seccomp.yaml: document 1: pod default/e2e-fault-seccomp-invalid-[0-9a-f]+: CreateContainerError: creating container "c": .*` +
 				`seccomp profile failed "` + regexp.QuoteMeta(filepath.Join(profiles, "bad.json")) + `"`},
 		{name: "entrypoint", code: 128,
 			manifest: func(t *testing.T, name string) string {
