@@ -52,8 +52,10 @@ const exitStatusHelp = `Exit status:
            (spec order, init containers first)
   124      --timeout expired
   125      podrun could not run the pods (usage, manifest, runtime, node,
-           admission, image pull, volumes, teardown)
-  130/143  interrupted by SIGINT/SIGTERM, after teardown`
+           admission, image pull, volumes, teardown, container output lost)
+  129      interrupted by SIGHUP (the terminal closed), after teardown
+  130/143  interrupted by SIGINT/SIGTERM, after teardown
+  141      stdout or stderr closed (a broken pipe), after teardown`
 
 // appUsageText is podrun's synopsis and its examples: the three uses (a CI
 // step, a node's static pods before its kubelet, a one-off pod). The CI

@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -206,46 +208,105 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// signals cancels the returned context on the first SIGINT or SIGTERM and
-// closes force on the second. code reports 130 or 143 once signalled.
-func signals() (ctx context.Context, force <-chan struct{}, code func() int, stop func()) {
+// interrupts ends a run early: the first SIGINT, SIGTERM or SIGHUP, or
+// output (closed: podrun's stdout or stderr lost its reader), cancels ctx
+// and sets the exit status (130, 143, 129, 141: 128 + the signal, as a
+// shell reports a process the signal killed, though podrun first tears
+// everything down); the second closes force.
+type interrupts struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	force  chan struct{}
+	ch     chan os.Signal
+	done   chan struct{}
+
+	mu   sync.Mutex
+	n    int
+	code int
+}
+
+// interruptSignals are the signals that stop a run, with their exit status.
+var interruptSignals = map[os.Signal]int{
+	syscall.SIGINT:  runner.ExitSIGINT,
+	syscall.SIGTERM: runner.ExitSIGTERM,
+	syscall.SIGHUP:  runner.ExitSIGHUP,
+}
+
+func newInterrupts() *interrupts {
 	ctx, cancel := context.WithCancel(context.Background())
-	forceCh := make(chan struct{})
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var got int
-	done := make(chan struct{})
-	sigSeen := make(chan struct{})
+	in := &interrupts{ctx: ctx, cancel: cancel, force: make(chan struct{}), ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
-		n := 0
 		for {
 			select {
-			case s := <-ch:
-				n++
-				if n == 1 {
-					got = runner.ExitSIGINT
-					if s == syscall.SIGTERM {
-						got = runner.ExitSIGTERM
-					}
-					close(sigSeen)
-					cancel()
-				} else if n == 2 {
-					close(forceCh)
-				}
-			case <-done:
+			case s := <-in.ch:
+				in.interrupt(interruptSignals[s])
+			case <-in.done:
 				return
 			}
 		}
 	}()
-	code = func() int {
-		select {
-		case <-sigSeen:
-			return got
-		default:
-			return 0
-		}
+	return in
+}
+
+// interrupt counts one interruption with its exit status.
+func (in *interrupts) interrupt(code int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.n++
+	switch in.n {
+	case 1:
+		in.code = code
+		in.cancel()
+	case 2:
+		close(in.force)
 	}
-	return ctx, forceCh, code, func() { signal.Stop(ch); close(done); cancel() }
+}
+
+// exitCode is the first interruption's exit status, 0 before any.
+func (in *interrupts) exitCode() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.code
+}
+
+func (in *interrupts) stop() {
+	signal.Stop(in.ch)
+	close(in.done)
+	in.cancel()
+}
+
+// signals cancels the returned context on the first SIGINT, SIGTERM or
+// SIGHUP and closes force on the second. code reports 130, 143 or 129 once
+// signalled.
+func signals() (ctx context.Context, force <-chan struct{}, code func() int, stop func()) {
+	in := newInterrupts()
+	return in.ctx, in.force, in.exitCode, in.stop
+}
+
+// outputGuard is podrun's stdout or stderr during a run. SIGPIPE is
+// ignored, so a write to a pipe whose reader is gone (`podrun -f pod.yaml
+// | head -1`) fails with EPIPE instead of killing podrun with its pods left
+// running: the guard then calls closed once and drops every later write,
+// and the run stops and tears down as after a signal (exit 141).
+type outputGuard struct {
+	w      io.Writer
+	closed func()
+	gone   atomic.Bool
+}
+
+func (g *outputGuard) Write(p []byte) (int, error) {
+	if g.gone.Load() {
+		return len(p), nil
+	}
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		if g.gone.CompareAndSwap(false, true) {
+			g.closed()
+		}
+		return len(p), nil
+	}
+	return n, err
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -260,8 +321,10 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return podrunError(err)
 	}
-	ctx, force, sigCode, stopSignals := signals()
-	defer stopSignals()
+	in := newInterrupts()
+	defer in.stop()
+	ctx, force, sigCode := in.ctx, in.force, in.exitCode
+	signal.Ignore(syscall.SIGPIPE)
 	jr, err := newJUnitReport(cfg)
 	if err != nil {
 		return podrunError(err)
@@ -301,7 +364,8 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	}
 
 	// 3. Run.
-	opts := cfg.runOptions(set, force, stdout, stderr)
+	stdout, errOut := guardOutputs(in, stdout, stderr)
+	opts := cfg.runOptions(set, force, stdout, errOut)
 	stopLive := startLiveProgress(&opts, stderr)
 	defer stopLive()
 	res, err := runner.Run(ctx, rt, facts, pods, opts)
@@ -312,7 +376,24 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	}
 
 	// 4. Report.
-	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode()), set)
+	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode), set)
+}
+
+// guardOutputs wraps podrun's stdout and stderr in outputGuards that
+// interrupt the run, once, when either has lost its reader.
+func guardOutputs(in *interrupts, stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	var once sync.Once
+	lost := func() (first bool) {
+		once.Do(func() { first = true; in.interrupt(runner.ExitSIGPIPE) })
+		return first
+	}
+	errOut := &outputGuard{w: stderr, closed: func() { lost() }}
+	out := &outputGuard{w: stdout, closed: func() {
+		if lost() {
+			fmt.Fprintln(errOut, "podrun: stdout is closed (broken pipe): stopping the pods")
+		}
+	}}
+	return out, errOut
 }
 
 // runFailed is the error of a run that could not run its pods. Refused
@@ -330,7 +411,7 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 
 // report prints each pod's outcome and, with -o json or yaml, the final
 // pods, and returns podrun's exit status.
-func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode int) error {
+func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode func() int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
 			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
@@ -341,7 +422,8 @@ func report(res *runner.Result, output string, progress runner.Progress, stdout 
 			return podrunError(err)
 		}
 	}
-	code := res.ExitCode(sigCode)
+	// After printing: a stdout closed meanwhile counts (141).
+	code := res.ExitCode(sigCode())
 	if code == 0 {
 		return nil
 	}

@@ -60,15 +60,15 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestCLISignalWhileReadingAManifest: SIGINT or SIGTERM while podrun waits
-// for a manifest on stdin (`sleep 30 | podrun -f -`) or on a named pipe
-// with no writer ends it at once with 130 or 143.
+// TestCLISignalWhileReadingAManifest: SIGINT, SIGTERM or SIGHUP while
+// podrun waits for a manifest on stdin (`sleep 30 | podrun -f -`) or on a
+// named pipe with no writer ends it at once with 130, 143 or 129.
 func TestCLISignalWhileReadingAManifest(t *testing.T) {
 	bin := buildPodrun(t)
 	for _, sig := range []struct {
 		sig  syscall.Signal
 		code int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		for _, src := range []string{"stdin", "fifo"} {
 			t.Run(src+"/"+sig.sig.String(), func(t *testing.T) {
 				dir := t.TempDir()

@@ -29,7 +29,12 @@ func startLiveProgress(opts *runner.Options, stderr io.Writer) (stop func()) {
 	})
 	opts.Progress = live
 	for _, w := range []*io.Writer{&opts.Stdout, &opts.Stderr} {
-		if f, ok := (*w).(*os.File); ok && termprogress.IsTerminal(f) {
+		f, ok := (*w).(*os.File)
+		if g, guarded := (*w).(*outputGuard); guarded {
+			// A terminal needs no guard: it never breaks a pipe.
+			f, ok = g.w.(*os.File)
+		}
+		if ok && termprogress.IsTerminal(f) {
 			*w = live.Output(f)
 		}
 	}

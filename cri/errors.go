@@ -33,6 +33,14 @@ func IsNotFound(err error) bool {
 	return false
 }
 
+// IsUnavailable reports whether err says the runtime went away during the
+// call (gRPC codes.Unavailable: a restart, say), so the call may or may not
+// have been carried out.
+func IsUnavailable(err error) bool {
+	st, ok := grpcStatus(err)
+	return ok && st.Code() == codes.Unavailable
+}
+
 // notFoundText matches the runtimes' not-found messages. containerd wraps its
 // errdefs.ErrNotFound, whose text "not found" ends the message ("an error
 // occurred when try to find container \"abc\": not found"); CRI-O ends with

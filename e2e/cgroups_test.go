@@ -19,9 +19,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// cgroupV1 is the testbed's cgroup v1 mount point.
-const cgroupV1 = "/sys/fs/cgroup"
-
 // cgroupControllers are the hierarchies every pod cgroup is made in and must
 // be gone from after the run: the v1 controllers, and the hybrid mode's
 // cgroup v2 hierarchy ("unified"), where the library makes it too.

@@ -8,22 +8,28 @@ package e2e
 // is unset or the runtime does not answer: the end-to-end tier must not pass
 // silently without a testbed.
 //
-// Every test runs podrun with its own --root-dir and, after the test, checks
-// that the runtime holds no sandbox or container of that root dir or of a
-// podrun process the test started, and that the root dir holds no pod data
-// dir and no pod log dir (see newEnv).
+// Every test runs podrun with its own --root-dir and its own $TMPDIR and,
+// after the test, checks that nothing of its runs is left (see newEnv): no
+// sandbox or container of that root dir or of a podrun process the test
+// started in the runtime; no pod data dir, pod log dir or podrun temp file in
+// the root dir and no mount below it; no file in the $TMPDIR; and, for every
+// pod the test's manifests hold, no pod cgroup (in any hierarchy, under
+// every --cgroup-root the test gave) and no cached CNI result.
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +43,7 @@ import (
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/sources"
 )
 
 var (
@@ -112,38 +119,82 @@ func e2eMain(m *testing.M) int {
 
 // ------------------------------------------------------------ environment --
 
-// env is one test's podrun environment: its root dir and the podrun
-// processes it started.
+// env is one test's podrun environment: its root dir, its $TMPDIR, the
+// podrun processes it started, and the pods and cgroup roots of their runs.
 type env struct {
-	t    *testing.T
-	root string
+	t      *testing.T
+	root   string
+	tmpDir string // $TMPDIR of every podrun the test starts
 
-	mu   sync.Mutex
-	pids map[int]bool
+	mu          sync.Mutex
+	pids        map[int]bool
+	uids        map[string]bool // pod UIDs of the manifests the test ran
+	cgroupRoots map[string]bool // the --cgroup-root of each run ("" for none)
 }
 
+// liveRoots are the root dirs of the tests running in this process, for
+// telling a pod cgroup another test has just made (the same manifest run
+// by two tests one after the other) from one left behind.
+var liveRoots sync.Map
+
 // newEnv makes a root dir for the test (not yet created: podrun creates
-// it) and registers the cleanliness check, which runs after every cleanup
-// the test registers later (a `podrun down` of its detached pods, say).
+// it) and a $TMPDIR, and registers the cleanliness check, which runs after
+// every cleanup the test registers later (a `podrun down` of its detached
+// pods, say).
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, root: filepath.Join(t.TempDir(), "root"), pids: map[int]bool{}}
-	t.Cleanup(func() { e.checkClean(e.root) })
+	dir := t.TempDir()
+	e := &env{t: t, root: filepath.Join(dir, "root"), tmpDir: filepath.Join(dir, "tmp"),
+		pids: map[int]bool{}, uids: map[string]bool{}, cgroupRoots: map[string]bool{}}
+	if err := os.Mkdir(e.tmpDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	liveRoots.Store(e.root, true)
+	t.Cleanup(func() {
+		e.checkClean(e.root)
+		e.checkNodeClean()
+		liveRoots.Delete(e.root)
+	})
 	return e
 }
 
 // otherRoot makes a second root dir for the test, checked clean as well.
 func (e *env) otherRoot() string {
 	root := filepath.Join(e.t.TempDir(), "root2")
-	e.t.Cleanup(func() { e.checkClean(root) })
+	liveRoots.Store(root, true)
+	e.t.Cleanup(func() {
+		e.checkClean(root)
+		liveRoots.Delete(root)
+	})
 	return root
 }
 
 // checkClean fails the test when the runtime holds a sandbox or container
-// of root or of a podrun the test ran, or root holds a pod or log dir.
+// of root or of a podrun the test ran, or root holds a pod or log dir, a
+// temp file of podrun's, or a mount.
 func (e *env) checkClean(root string) {
+	e.t.Helper()
+	for _, l := range e.leftovers(root) {
+		e.t.Errorf("left behind: %s", l)
+	}
+}
+
+// checkNodeClean fails the test when the host holds something of the
+// test's runs outside its root dirs (nodeLeftovers).
+func (e *env) checkNodeClean() {
+	e.t.Helper()
+	for _, l := range e.nodeLeftovers() {
+		e.t.Errorf("left behind: %s", l)
+	}
+}
+
+// leftovers describes what the test's runs left of root: sandboxes and
+// containers of root or of a podrun the test ran, pod and log dirs and
+// podrun's temp files in root, mounts below it.
+func (e *env) leftovers(root string) []string {
 	t := e.t
 	t.Helper()
+	var out []string
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e.mu.Lock()
@@ -157,26 +208,26 @@ func (e *env) checkClean(root string) {
 	sbs, err := rtClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: managed})
 	if err != nil {
 		t.Errorf("cleanliness check: listing sandboxes: %v", err)
-		return
+		return nil
 	}
 	left := map[string]bool{}
 	for _, sb := range sbs {
 		if sb.Annotations[runner.AnnotationRootDir] == root || pids[sb.Labels[runner.LabelPID]] {
 			left[sb.Id] = true
-			t.Errorf("left behind in the runtime: sandbox %s of pod %s/%s (state %s, podrun pid %s, root %s)",
+			out = append(out, fmt.Sprintf("in the runtime: sandbox %s of pod %s/%s (state %s, podrun pid %s, root %s)",
 				short(sb.Id), sb.Labels["io.kubernetes.pod.namespace"], sb.Labels["io.kubernetes.pod.name"],
-				sb.State, sb.Labels[runner.LabelPID], sb.Annotations[runner.AnnotationRootDir])
+				sb.State, sb.Labels[runner.LabelPID], sb.Annotations[runner.AnnotationRootDir]))
 		}
 	}
 	ctrs, err := rtClient.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: managed})
 	if err != nil {
 		t.Errorf("cleanliness check: listing containers: %v", err)
-		return
+		return out
 	}
 	for _, c := range ctrs {
 		if left[c.PodSandboxId] || pids[c.Labels[runner.LabelPID]] {
-			t.Errorf("left behind in the runtime: container %s %q of pod %s (state %s, podrun pid %s)",
-				short(c.Id), c.GetMetadata().GetName(), c.Labels["io.kubernetes.pod.name"], c.State, c.Labels[runner.LabelPID])
+			out = append(out, fmt.Sprintf("in the runtime: container %s %q of pod %s (state %s, podrun pid %s)",
+				short(c.Id), c.GetMetadata().GetName(), c.Labels["io.kubernetes.pod.name"], c.State, c.Labels[runner.LabelPID]))
 		}
 	}
 	for _, sub := range []string{"pods", "logs"} {
@@ -185,8 +236,210 @@ func (e *env) checkClean(root string) {
 			t.Errorf("cleanliness check: %v", err)
 		}
 		for _, en := range entries {
-			t.Errorf("left behind in the root dir: %s", filepath.Join(root, sub, en.Name()))
+			out = append(out, "in the root dir: "+filepath.Join(root, sub, en.Name()))
 		}
+	}
+	// podrun's temp files (os.CreateTemp beside the file it replaces) are
+	// dot files.
+	entries, _ := os.ReadDir(root)
+	for _, en := range entries {
+		if strings.HasPrefix(en.Name(), ".") {
+			out = append(out, "in the root dir: temp file "+filepath.Join(root, en.Name()))
+		}
+	}
+	for _, m := range mountsUnder(t, root) {
+		out = append(out, "mount "+m)
+	}
+	return out
+}
+
+// nodeLeftovers describes what the test's runs left on the host outside
+// their root dirs: a file in their $TMPDIR, and, for a pod of the manifests
+// the test ran that no other test or podrun runs now, a pod cgroup (in any
+// hierarchy, under any --cgroup-root the test gave) or a cached CNI result.
+func (e *env) nodeLeftovers() []string {
+	t := e.t
+	t.Helper()
+	var out []string
+	entries, err := os.ReadDir(e.tmpDir)
+	if err != nil {
+		t.Errorf("cleanliness check: %v", err)
+	}
+	for _, en := range entries {
+		out = append(out, "in podrun's $TMPDIR: "+filepath.Join(e.tmpDir, en.Name()))
+	}
+	e.mu.Lock()
+	uids, roots := slices.Sorted(maps.Keys(e.uids)), slices.Sorted(maps.Keys(e.cgroupRoots))
+	e.mu.Unlock()
+	if len(uids) == 0 {
+		return out
+	}
+	hierarchies, err := os.ReadDir(cgroupV1)
+	if err != nil {
+		t.Errorf("cleanliness check: %v", err)
+	}
+	results := cniResults(t)
+	for _, uid := range uids {
+		if inUseElsewhere(t, e, uid) {
+			continue
+		}
+		for _, root := range roots {
+			if root == "" {
+				continue
+			}
+			for _, qos := range []string{"", "burstable", "besteffort"} {
+				rel := filepath.Join(strings.TrimPrefix(root, "/"), qos, "pod"+uid)
+				for _, h := range hierarchies {
+					if _, err := os.Stat(filepath.Join(cgroupV1, h.Name(), rel)); err == nil {
+						out = append(out, fmt.Sprintf("pod cgroup /%s in the %s hierarchy", rel, h.Name()))
+					}
+				}
+			}
+		}
+		for _, f := range results[uid] {
+			out = append(out, fmt.Sprintf("CNI result %s of pod UID %s", f, uid))
+		}
+	}
+	return out
+}
+
+// inUseElsewhere reports whether another test of this process, or another
+// podrun on the node, runs the pod uid now: the same manifest run by two
+// tests one after the other has one UID.
+func inUseElsewhere(t *testing.T, e *env, uid string) bool {
+	t.Helper()
+	found := false
+	liveRoots.Range(func(root, _ any) bool {
+		if root.(string) != e.root {
+			if _, err := os.Stat(filepath.Join(root.(string), "pods", uid)); err == nil {
+				found = true
+			}
+		}
+		return !found
+	})
+	if found {
+		return true
+	}
+	// Sandboxes of this test's runs were reported by checkClean.
+	return len(sandboxesLabelled(t, "io.kubernetes.pod.uid", uid)) > 0
+}
+
+// cgroupV1 is the testbed's cgroup v1 mount point, a directory of
+// hierarchies.
+const cgroupV1 = "/sys/fs/cgroup"
+
+// cniResultsDir is where libcni caches the result of each ADD (the runtime
+// gives it no other dir): "<network>-<sandbox ID>-<ifname>", JSON with the
+// CNI args, K8S_POD_UID among them; DEL removes it.
+const cniResultsDir = "/var/lib/cni/results"
+
+// cniResults lists the cached CNI results by pod UID.
+func cniResults(t *testing.T) map[string][]string {
+	t.Helper()
+	entries, err := os.ReadDir(cniResultsDir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Errorf("cleanliness check: %v", err)
+	}
+	out := map[string][]string{}
+	for _, en := range entries {
+		b, err := os.ReadFile(filepath.Join(cniResultsDir, en.Name()))
+		if err != nil {
+			continue // removed meanwhile
+		}
+		var res struct {
+			CNIArgs [][2]string `json:"cniArgs"`
+		}
+		if json.Unmarshal(b, &res) != nil {
+			continue
+		}
+		for _, kv := range res.CNIArgs {
+			if kv[0] == "K8S_POD_UID" {
+				out[kv[1]] = append(out[kv[1]], filepath.Join(cniResultsDir, en.Name()))
+			}
+		}
+	}
+	return out
+}
+
+// mountsUnder lists the mount points at or below dir.
+func mountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Errorf("cleanliness check: %v", err)
+		return nil
+	}
+	var out []string
+	for _, l := range lines(string(b)) {
+		f := strings.Fields(l)
+		if len(f) < 5 {
+			continue
+		}
+		// Spaces and the like are octal escapes (\040) in mountinfo.
+		mp := f[4]
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// notePods records the pods a podrun run with args will run (their UIDs,
+// as podrun derives them from the same sources, node name and content) and
+// its cgroup root, for checkNodeClean. Sources other than local files,
+// directories and stdin (URLs, FIFOs) are skipped: reading them again could
+// block or differ.
+func (e *env) notePods(args []string, stdin string) {
+	var specs []string
+	node, _ := os.Hostname()
+	root := "/podrun"
+	run := false
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(args[i], "=")
+		switch name {
+		case "-f", "--filename", "--node-name", "--cgroup-root":
+		default:
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "--node-name":
+			node = value
+		case "--cgroup-root":
+			root = value
+		default:
+			run = true
+			if value == "-" {
+				specs = append(specs, value)
+			} else if fi, err := os.Stat(value); err == nil && (fi.Mode().IsRegular() || fi.IsDir()) {
+				specs = append(specs, value)
+			}
+		}
+	}
+	if !run {
+		return
+	}
+	e.mu.Lock()
+	e.cgroupRoots[root] = true
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, spec := range specs {
+		set, err := sources.Load(ctx, []string{spec}, sources.Options{Stdin: strings.NewReader(stdin), NodeName: strings.ToLower(node)})
+		if err != nil {
+			continue // podrun refuses it too, or it needs what only the run has
+		}
+		e.mu.Lock()
+		for _, p := range set.Pods {
+			e.uids[string(p.UID)] = true
+		}
+		e.mu.Unlock()
 	}
 }
 
@@ -298,12 +551,23 @@ func commandEnv(changes []string) []string {
 // startPodrunRaw starts podrun with exactly args.
 func (e *env) startPodrunRaw(args []string, stdin string, envChanges ...string) *proc {
 	e.t.Helper()
+	return e.startPodrunCmd(args, stdin, nil, envChanges...)
+}
+
+// startPodrunCmd starts podrun with exactly args, after setup (when not nil)
+// has changed its command (its stdout, say).
+func (e *env) startPodrunCmd(args []string, stdin string, setup func(*exec.Cmd), envChanges ...string) *proc {
+	e.t.Helper()
+	e.notePods(args, stdin)
 	p := &proc{t: e.t, args: args, done: make(chan struct{})}
 	p.cmd = exec.Command(podrunBin, args...)
 	p.cmd.Stdin = strings.NewReader(stdin)
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
-	p.cmd.Env = commandEnv(envChanges)
+	p.cmd.Env = commandEnv(append([]string{"TMPDIR=" + e.tmpDir}, envChanges...))
+	if setup != nil {
+		setup(p.cmd)
+	}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatalf("starting podrun %v: %v", args, err)
@@ -708,10 +972,16 @@ func expectMatch(t *testing.T, out string, res ...string) {
 // sandboxesOf lists podrun sandboxes whose pod has name (any namespace).
 func sandboxesOf(t *testing.T, name string) []*runtimeapi.PodSandbox {
 	t.Helper()
+	return sandboxesLabelled(t, "io.kubernetes.pod.name", name)
+}
+
+// sandboxesLabelled lists podrun sandboxes with the label key=value.
+func sandboxesLabelled(t *testing.T, key, value string) []*runtimeapi.PodSandbox {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sbs, err := rtClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
-		runner.LabelManaged: "true", "io.kubernetes.pod.name": name}})
+		runner.LabelManaged: "true", key: value}})
 	if err != nil {
 		t.Fatalf("listing sandboxes: %v", err)
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian] | kubelet-up|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -16,6 +16,13 @@
 #          removes the testbed directory.
 #   env    print shell-sourceable settings for tests (after `up`), and
 #          the kubelet's while kubelet-up's kubelet runs.
+#   restart-containerd [--kill]   stop this testbed's containerd (SIGTERM,
+#          or SIGKILL with --kill) and start it again with the same binary
+#          and config, leaving its shims, pods and sandboxes as they are
+#          (no sweep, no removal of NOTREADY sandboxes: what a restart
+#          leaves is what the caller wants to see). For the fault tests
+#          (e2e/faults_test.go), which run it only when
+#          PODRUN_E2E_RESTART_RUNTIME=1 says they may.
 #   kubelet-up    the oracle (after `up`; or `up` with PODRUN_TESTBED_KUBELET=1):
 #          a standalone kubelet $KUBELET_VERSION, built once per version
 #          from the Go module proxy into $DIR/opt/kubelet-<version>/bin
@@ -114,6 +121,11 @@
 # (PODRUN_TESTBED_REGISTRIES), so `up` of the default one comes first:
 #   bash hack/testbed.sh up && bash hack/testbed.sh up --flavor debian
 #   set -a; eval "$(bash hack/testbed.sh env --flavor debian)"; set +a
+# --flavor scratch is a second v2 instance for destructive tests (those that
+# restart containerd) on a machine whose default testbed others use:
+# $PODRUN_TESTBED_DIR-scratch, pod subnet 10.85.0.0/16 (podman's is 10.86), bridge cni-podrunx0,
+# the default testbed's registries, and containerd and runc copied from the
+# default testbed when it has built the same versions.
 #
 # Everything lives under $PODRUN_TESTBED_DIR; the host's /etc/containerd,
 # /var/lib/containerd and the host containerd's socket are never used, and
@@ -390,6 +402,16 @@ build_tools() {
   done
 }
 
+# seed_opt NAME: copy $SHARED_REGISTRIES/opt/NAME (a built containerd or
+# runc of the testbed whose registries this one uses) into $DIR/opt when
+# this testbed has none, instead of building the same version again.
+seed_opt() {
+  local from=${SHARED_REGISTRIES:-}/opt/$1
+  [[ -n ${SHARED_REGISTRIES:-} && -f $from/bin/built && ! -e $DIR/opt/$1 ]] || return 0
+  log "copying $1 from $SHARED_REGISTRIES"
+  mkdir -p "$DIR/opt" && cp -a "$from" "$DIR/opt/$1.tmp" && mv "$DIR/opt/$1.tmp" "$DIR/opt/$1"
+}
+
 build_containerd_v2() {
   # containerd and its runc shim from the Go module proxy, once per pinned
   # version (the "built" stamp is written only after both are installed).
@@ -398,6 +420,7 @@ build_containerd_v2() {
   # path (see write_containerd_config), not $DIR/opt: containerd 1.6 puts
   # $DIR/opt/bin first in PATH and would run the v2 shim.
   [[ $FLAVOR == v2 ]] || return 0
+  seed_opt "containerd-$CONTAINERD_V2_VERSION"
   local bin=$V2_OPT/bin t0=$SECONDS
   if [[ -x $CONTAINERD && -x $SHIM && -f $bin/built ]]; then
     return 0
@@ -420,6 +443,7 @@ build_runc() {
   # version, as upstream builds it: cgo with libseccomp ("seccomp" tag),
   # so that RuntimeDefault and Localhost seccomp profiles work.
   [[ $FLAVOR == v2 ]] || return 0
+  seed_opt "runc-$RUNC_VERSION"
   local bin t0=$SECONDS
   bin=$(dirname "$RUNC")
   if [[ -x $RUNC && -f $bin/built ]]; then
@@ -1544,6 +1568,29 @@ cmd_env() {
   if [[ -s $KDIR/kubelet.env ]]; then cat "$KDIR/kubelet.env"; fi
 }
 
+# cmd_restart_containerd [--kill]: see the top. The running binary (not the
+# flavor's default), so a testbed kept on another flavor restarts as it was.
+cmd_restart_containerd() {
+  local exe pid sig=TERM i
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ ${1:-} == --kill ]] && sig=KILL
+  exe=$(running_containerd)
+  alive "$DIR/run/containerd.pid" "$exe" || die "containerd of $DIR does not run: '$0 up' first"
+  pid=$(<"$DIR/run/containerd.pid")
+  log "restarting containerd (pid $pid, SIG$sig)"
+  kill -"$sig" "$pid"
+  for ((i = 0; i < 300; i++)); do
+    alive "$DIR/run/containerd.pid" "$exe" || break
+    sleep 0.1
+  done
+  alive "$DIR/run/containerd.pid" "$exe" && die "containerd (pid $pid) did not stop within 30s"
+  rm -f "$DIR/run/containerd.pid"
+  start_daemon containerd "$exe" "$DIR/containerd.toml" --config "$DIR/containerd.toml"
+  wait_for containerd 30 cri_answers ||
+    die "containerd's CRI does not answer on $ENDPOINT after the restart; see $DIR/log/containerd.log"
+  log "containerd restarted (pid $(<"$DIR/run/containerd.pid"))"
+}
+
 # flavor_instance ARGS...: with --flavor F among ARGS, run this script again
 # on the instance of flavor F (see "Flavor instances" at the top) with the
 # other ARGS; without, return.
@@ -1554,7 +1601,7 @@ flavor_instance() {
     shift
     case $a in
     --flavor)
-      (($#)) || die "--flavor needs a flavor (v2 or debian)"
+      (($#)) || die "--flavor needs a flavor (v2, debian or scratch)"
       flavor=$1
       shift
       ;;
@@ -1571,7 +1618,12 @@ flavor_instance() {
       PODRUN_TESTBED_POD_SUBNET=10.87.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrun16 \
       PODRUN_TESTBED_REGISTRIES="$base" bash "${BASH_SOURCE[0]}" "${args[@]}"
     ;;
-  *) die "--flavor must be v2 or debian, not '$flavor'" ;;
+  scratch)
+    exec env PODRUN_TESTBED_DIR="$base-scratch" PODRUN_TESTBED_CONTAINERD=v2 \
+      PODRUN_TESTBED_POD_SUBNET=10.85.0.0/16 PODRUN_TESTBED_BRIDGE=cni-podrunx0 \
+      PODRUN_TESTBED_REGISTRIES="$base" bash "${BASH_SOURCE[0]}" "${args[@]}"
+    ;;
+  *) die "--flavor must be v2, debian or scratch, not '$flavor'" ;;
   esac
 }
 flavor_instance "$@"
@@ -1580,12 +1632,13 @@ case ${1:-} in
 up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
+restart-containerd) cmd_restart_containerd "${2:-}" ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
 podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian] | kubelet-up | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac

@@ -37,6 +37,7 @@
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
 //	logs.go        the one CRI log decoder (cri-client's ReadLogs): a run's live output, LogTail
+//	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds
 //	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
@@ -48,6 +49,7 @@
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
+//	testpause.go   test-only pause points at the stages of a run (e2e/faults_test.go)
 //
 // Decisions are pure functions over explicit inputs, tested with tables;
 // effects are thin and sit next to the decision they carry out. The leaf

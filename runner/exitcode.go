@@ -11,7 +11,9 @@ const (
 	ExitOK          = 0
 	ExitTimeout     = 124 // --timeout expired (as timeout(1))
 	ExitPodrunError = 125 // podrun could not run the pods
+	ExitSIGHUP      = 129 // after SIGHUP (the terminal is gone), once torn down
 	ExitSIGINT      = 130
+	ExitSIGPIPE     = 141 // podrun's stdout or stderr lost its reader (EPIPE), once torn down
 	ExitSIGTERM     = 143
 )
 

@@ -18,7 +18,7 @@ type JUnitRun struct {
 	Pods      []*v1.Pod // the run's pods; none when the manifests could not be read
 	Result    *Result   // nil when the run never got to run the pods
 	Err       error     // podrun's error, when it exits with one
-	Interrupt int       // ExitSIGINT or ExitSIGTERM after a signal, else 0
+	Interrupt int       // ExitSIGINT, ExitSIGTERM, ExitSIGHUP or ExitSIGPIPE after a signal (or a closed output), else 0
 	NodeName  string
 	Start     time.Time // when podrun started
 	End       time.Time // when the run ended
@@ -162,9 +162,9 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 	tc.SystemOut = junit.NewText(out.String())
 
 	logs := logSection(pr, c.Name)
-	signal := "SIGINT"
-	if in.Interrupt == ExitSIGTERM {
-		signal = "SIGTERM"
+	signal := map[int]string{ExitSIGHUP: "SIGHUP", ExitSIGTERM: "SIGTERM", ExitSIGPIPE: "its output closed"}[in.Interrupt]
+	if signal == "" {
+		signal = "SIGINT"
 	}
 	cutShort := map[Outcome]*junit.Problem{
 		OutcomeTimeout:     {Type: junitTypeTimeout, Message: "the run timed out (--timeout)"},

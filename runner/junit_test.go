@@ -98,6 +98,12 @@ func TestJUnitReport(t *testing.T) {
 		{"interrupted by SIGTERM", runner.OutcomeInterrupted,
 			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), runningSince(2)), nil, runner.ExitSIGTERM,
 			[]string{"passed", "passed", "error Interrupted: still running when podrun was interrupted (SIGTERM)"}, nil},
+		{"interrupted by SIGHUP", runner.OutcomeInterrupted,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), runningSince(2)), nil, runner.ExitSIGHUP,
+			[]string{"passed", "passed", "error Interrupted: still running when podrun was interrupted (SIGHUP)"}, nil},
+		{"stopped by a closed stdout", runner.OutcomeInterrupted,
+			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), runningSince(2)), nil, runner.ExitSIGPIPE,
+			[]string{"passed", "passed", "error Interrupted: still running when podrun was interrupted (its output closed)"}, nil},
 		{"crash loop back-off", runner.OutcomeTimeout,
 			func() v1.PodStatus {
 				st := statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), waitingFor("CrashLoopBackOff", "back-off 10s restarting failed container=web"))

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/cgroups"
@@ -180,7 +179,7 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 		if _, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, Cgroup: h.PodCgroupName(p)}); err != nil {
 			t.Fatal(err)
 		}
-		name, err := h.EnsurePodCgroup(p, []*v1.Pod{p})
+		name, err := h.EnsurePodCgroup(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -744,6 +746,37 @@ func TestRunSandboxFailureIsAPodrunError(t *testing.T) {
 		t.Errorf("Result.Err = %v, want it to name the pod", err)
 	}
 	e.assertTornDown(t)
+}
+
+// TestRunSandboxCutShortByTheRuntimeIsMadeAgain: a RunPodSandbox that the
+// runtime cuts short by going away (a restart: Unavailable) is made again,
+// as the kubelet's next SyncPod would, and the pod runs; one that goes on
+// failing so ends the run (125) after runPodSandboxAttempts.
+func TestRunSandboxCutShortByTheRuntimeIsMadeAgain(t *testing.T) {
+	unavailable := status.Error(codes.Unavailable, "error reading from server: EOF")
+	t.Run("once", func(t *testing.T) {
+		e := newEnv(t)
+		e.srv.FailNext("RunPodSandbox", unavailable)
+		res := e.run(t, context.Background(), newPod("again", v1.RestartPolicyNever, sh("main", "exit 0")))
+		if r := res.Pods[0]; r.Outcome != runner.OutcomeReached {
+			t.Errorf("outcome = %s, err = %v; want reached", r.Outcome, r.Err)
+		}
+		if !strings.Contains(e.progress.String(), "FailedCreatePodSandBox: Failed to create pod sandbox: ") {
+			t.Errorf("no FailedCreatePodSandBox event:\n%s", e.progress.String())
+		}
+		e.assertTornDown(t)
+	})
+	t.Run("every time", func(t *testing.T) {
+		e := newEnv(t)
+		for range 3 {
+			e.srv.FailNext("RunPodSandbox", unavailable)
+		}
+		res := e.run(t, context.Background(), newPod("never", v1.RestartPolicyNever, sh("main", "exit 0")))
+		if r := res.Pods[0]; r.Outcome != runner.OutcomeError || !strings.Contains(r.Err.Error(), "Unavailable") {
+			t.Errorf("outcome = %s, err = %v; want an error, Unavailable", r.Outcome, r.Err)
+		}
+		e.assertTornDown(t)
+	})
 }
 
 func TestRunRecreatesAStoppedSandbox(t *testing.T) {

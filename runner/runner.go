@@ -104,6 +104,7 @@ func (r *Result) Err() error {
 
 // runState is the state shared by the pods of one invocation of Run.
 type runState struct {
+	ctx   context.Context // the run's: a signal cancels it
 	rt    Runtime
 	facts Facts
 	opts  Options
@@ -118,7 +119,6 @@ type runState struct {
 
 	cgroups *cgroups.Host     // nil: no pod cgroups
 	cgsys   cgroups.System    // the host's cgroups, for reclaiming
-	pods    []*v1.Pod         // every pod of the run (the burstable cgroup's shares)
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
 }
 
@@ -141,10 +141,12 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if res, err := refusals(pods, facts, opts); err != nil {
 		return res, err
 	}
+	testPause(ctx, PauseAdmitted)
 	r, err := newRunState(rt, facts, pods, opts, cgsys)
 	if err != nil {
 		return nil, err
 	}
+	r.ctx = ctx
 	opts = r.opts
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
@@ -244,7 +246,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	return &runState{
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
-		cgroups:      cgHost, cgsys: cgsys, pods: pods,
+		cgroups:      cgHost, cgsys: cgsys,
 		obs:   newObserver(rt, map[string]string{LabelRun: opts.Owner.RunID}),
 		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,
@@ -296,17 +298,27 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 		// and that nothing probes or restarts it any more.
 		p.recordStatus(func(rec *statusRecord) { rec.Detached = true })
 		p.event("Detached", "leaving the pod running")
+		res.failWith(p.logsLost())
 		return res
 	}
 	if terr := p.teardown(); terr != nil {
-		res.Err = errors.Join(res.Err, fmt.Errorf("tearing down: %w", terr))
-		if res.Outcome != OutcomeError {
-			res.Outcome = OutcomeError
-		}
+		res.failWith(fmt.Errorf("tearing down: %w", terr))
 	}
+	// A run whose output was lost does not succeed (exit 125).
+	res.failWith(p.lostLogs)
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	res.Logs = p.logTails
 	return res
+}
+
+// failWith makes err, when not nil, one of the pod's errors: the run then
+// could not run the pod as asked (exit 125).
+func (r *PodResult) failWith(err error) {
+	if err == nil {
+		return
+	}
+	r.Err = errors.Join(r.Err, err)
+	r.Outcome = OutcomeError
 }
 
 // rejectedResult is the result of a run that admission stopped: a rejected

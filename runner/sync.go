@@ -38,6 +38,7 @@ type podRun struct {
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
 	logTails  map[string]string // the end of each container's log, read at teardown (logtail.go)
+	lostLogs  error             // container output the runtime could not write (loglost.go)
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 
@@ -135,7 +136,7 @@ func (p *podRun) observeFinal(ctx context.Context) {
 // syncLoop observes, decides and acts until the wait for the pod is over or
 // ctx ends (OutcomeWaiting then). An error means podrun cannot run the pod.
 func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
-	if err := p.setUp(); err != nil {
+	if err := p.setUp(ctx); err != nil {
 		return OutcomeError, err
 	}
 	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
@@ -152,6 +153,10 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			return o, nil
 		}
 
+		if ctx.Err() != nil {
+			// Interrupted (or timed out) before acting: create nothing more.
+			return OutcomeWaiting, nil
+		}
 		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
 		if actions.KillPod && !actions.CreateSandbox {
 			// Nothing runs and nothing will: the pod is over. Only a pod
@@ -245,7 +250,7 @@ func (p *podRun) sleep(ctx context.Context, wakeAt time.Time) bool {
 // the pod cgroup (step 7) before the data dirs; podrun makes the data dir
 // first, with the cgroup's name in its owner record, so that a podrun
 // killed between the two leaves nothing a later run cannot reclaim.
-func (p *podRun) setUp() error {
+func (p *podRun) setUp(ctx context.Context) error {
 	h := p.r.cgroups
 	cgroup := ""
 	if h != nil {
@@ -267,16 +272,18 @@ func (p *podRun) setUp() error {
 	}
 	p.dataDir = dir
 	if h != nil {
-		cg, err := h.EnsurePodCgroup(p.pod, p.r.pods)
+		cg, err := h.EnsurePodCgroup(p.pod)
 		p.cgroup = cg // removed at teardown, even when made in part
 		if err != nil {
 			return fmt.Errorf("creating the pod cgroup: %w", err)
 		}
 	}
+	testPause(ctx, PauseCgroup)
 	// The volume manager mounts the pod's volumes before SyncPod runs.
 	if err := p.setUpVolumes(); err != nil {
 		return err
 	}
+	testPause(ctx, PauseVolumes)
 	return nil
 }
 
@@ -325,6 +332,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 			return true, nextWake, err
 		}
 		sandboxID, acted = id, true
+		testPause(ctx, PauseSandbox)
 	}
 	// 4. Start init containers in order; a failing regular init container
 	// stops this sync, a failing sidecar does not.
@@ -390,7 +398,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	// would go on creating it after podrun stopped looking, and teardown
 	// would miss it. The call is bounded by the client's per-call timeout.
 	ctx = context.WithoutCancel(ctx)
-	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+	id, err := p.runPodSandbox(ctx, cfg)
 	if err != nil {
 		return "", fmt.Errorf("creating the pod sandbox: %w", err)
 	}
@@ -410,6 +418,33 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 		}
 	}
 	return id, nil
+}
+
+// runPodSandboxAttempts bounds the RunPodSandbox calls of one sandbox that
+// the runtime cuts short by going away.
+const runPodSandboxAttempts = 3
+
+// runPodSandbox is RunPodSandbox, made again when the runtime went away
+// during the call (restarted: the client waits for it to come back), as
+// the kubelet's next SyncPod would make it. What the lost call made — a
+// sandbox of the pod's run that podrun has no ID of, half made or whole —
+// is removed first, so that nothing is left of it and its name is free.
+func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	for attempt := 1; ; attempt++ {
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		if err == nil || !cri.IsUnavailable(err) || attempt == runPodSandboxAttempts {
+			return id, err
+		}
+		p.event("FailedCreatePodSandBox", "Failed to create pod sandbox: %v; the runtime went away: trying again", err)
+		for _, id := range p.sandboxIDs(ctx) {
+			if _, known := p.sandboxes[id]; known {
+				continue
+			}
+			if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
+				return "", fmt.Errorf("removing pod sandbox %s, left by a RunPodSandbox the runtime cut short: %w", id, err)
+			}
+		}
+	}
 }
 
 // startContainer starts one container instance unless it is in back-off.

@@ -38,8 +38,10 @@ func (p *podRun) teardown() error {
 	if err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
 	}
+	testPause(p.r.ctx, PauseTeardown)
 	p.observeFinal(ctx)
 	p.logs.finishAll()
+	p.lostLogs = p.logsLost()
 	p.logTails = p.readLogTails() // before the log dir goes
 	for _, id := range ids {
 		if err := removePodSandbox(ctx, p.r.rt, id); err != nil {

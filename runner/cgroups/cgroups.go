@@ -27,11 +27,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	libcgroups "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fscommon"
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/cgroups/systemd"
 	"golang.org/x/sys/unix"
@@ -141,26 +143,44 @@ func podResourceConfig(pod *v1.Pod) podResources {
 
 // qosCgroupResources are the QoS cgroups' resources (the kubelet's
 // qos_container_manager_linux.go setCPUCgroupConfig): besteffort gets
-// shares 2, burstable the shares of the sum of its pods' cpu requests —
-// here the Burstable pods of this run.
-func qosCgroupResources(qos v1.PodQOSClass, pods []*v1.Pod) podResources {
+// shares 2, burstable the shares of the sum of the cpu requests of the
+// Burstable pods in it, burstableMilliCPU (updateBurstable reads them).
+func qosCgroupResources(qos v1.PodQOSClass, burstableMilliCPU int64) podResources {
 	var shares uint64
 	switch qos {
 	case v1.PodQOSBestEffort:
 		shares = minShares
 	case v1.PodQOSBurstable:
-		var milli int64
-		for _, p := range pods {
-			if podresources.QOSClass(p) == v1.PodQOSBurstable {
-				reqs := podresources.Requests(p)
-				milli += reqs.Cpu().MilliValue()
-			}
-		}
-		shares = milliCPUToShares(milli)
+		shares = milliCPUToShares(burstableMilliCPU)
 	default:
 		return podResources{}
 	}
 	return podResources{CPUShares: &shares}
+}
+
+// requestFromShares is the cpu request, in millicores, that gave a pod
+// cgroup its cpu.shares: the inverse of milliCPUToShares, exact from 3m up
+// (2 shares are 0 to 2m, counted as 0).
+func requestFromShares(shares uint64) int64 {
+	if shares <= minShares {
+		return 0
+	}
+	return int64((shares*milliCPUToCPU + sharesPerCPU - 1) / sharesPerCPU)
+}
+
+// sharesFromWeight is cgroup v2's cpu.weight back as cpu.shares: the
+// middle of the shares cpuWeight turns into weight (it keeps about one in
+// 26 of them).
+func sharesFromWeight(weight uint64) uint64 {
+	// least is the smallest shares of a weight.
+	least := func(w uint64) uint64 { return minShares + ((w-1)*(maxShares-minShares)+9998)/9999 }
+	switch {
+	case weight <= 1:
+		return minShares
+	case weight >= 10000:
+		return maxShares
+	}
+	return (least(weight) + least(weight+1) - 1) / 2
 }
 
 // libResources converts a resource config for the cgroup library, as the
@@ -313,11 +333,30 @@ type System struct {
 	Rmdir func(dir string) error
 	// Unified tells whether the host has cgroup v2 alone.
 	Unified func() bool
+	// Lock serialises the podruns of the node while one of them sets the
+	// burstable QoS cgroup from the pods in it (updateBurstable); nil for
+	// none.
+	Lock func() (unlock func(), err error)
 }
 
 // HostSystem is the machine's cgroups, through the cgroup library.
 func HostSystem() System {
-	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode}
+	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode, Lock: lockCgroupfs}
+}
+
+// lockCgroupfs takes an exclusive flock on the cgroup mount point, which
+// every podrun of the node sees (a lock ends with its process: a podrun
+// killed holding it holds nothing).
+func lockCgroupfs() (func(), error) {
+	fd, err := unix.Open("/sys/fs/cgroup", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("locking the cgroups: %w", err)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("locking the cgroups: %w", err)
+	}
+	return func() { unix.Close(fd) }, nil
 }
 
 // Host is a run's view of the node's libcgroups.
@@ -419,8 +458,8 @@ func (h *Host) ensure(name string, rc podResources, set bool) error {
 // EnsurePodCgroup creates the root and the pod's QoS cgroup when missing,
 // and the pod's cgroup, with their resources, and returns the pod cgroup's
 // name for the sandbox's CgroupParent — also with an error, for the
-// teardown to remove what was made. pods are the run's pods, for the
-// burstable cgroup's shares.
+// teardown to remove what was made. The burstable QoS cgroup's shares
+// follow every pod in it (updateBurstable).
 //
 // Other podruns share the root and QoS cgroups and remove them once empty
 // (removePodCgroup), with no lock between processes: a parent can vanish
@@ -431,7 +470,7 @@ func (h *Host) ensure(name string, rc podResources, set bool) error {
 // the pod cgroup holds them in place, in case another podrun's removal and
 // this pod's creation (which makes missing parents along the way) made a
 // parent anew without them.
-func (h *Host) EnsurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
+func (h *Host) EnsurePodCgroup(pod *v1.Pod) (string, error) {
 	const attempts = 10
 	qos := podresources.QOSClass(pod)
 	name := h.PodCgroupName(pod)
@@ -439,7 +478,7 @@ func (h *Host) EnsurePodCgroup(pod *v1.Pod, pods []*v1.Pod) (string, error) {
 	defer h.parents.Unlock()
 	var err error
 	for range attempts {
-		if err = h.ensurePodCgroupOnce(pod, pods, qos, name); err == nil || !errors.Is(err, os.ErrNotExist) {
+		if err = h.ensurePodCgroupOnce(pod, qos, name); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return name, err
 		}
 		clear(h.ready)
@@ -453,10 +492,11 @@ func (h *Host) PodCgroupName(pod *v1.Pod) string {
 }
 
 // ensurePodCgroupOnce is one attempt of EnsurePodCgroup (h.parents held).
-// The parents' resources depend on the run's pods only, so once a parent
+// The root's and besteffort's resources are fixed, so once such a parent
 // is ready — set while a pod cgroup of this run holds it in place — later
-// pods of the run skip it.
-func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSClass, name string) error {
+// pods of the run skip it; the burstable one is set from its pods each
+// time one is added.
+func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, qos v1.PodQOSClass, name string) error {
 	type parent struct {
 		name string
 		rc   podResources
@@ -465,9 +505,13 @@ func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSCla
 	for i := 1; i <= len(h.root); i++ {
 		parents = append(parents, parent{name: h.root[:i].path(h.driver)})
 	}
-	if qos != v1.PodQOSGuaranteed {
-		qosName := qosCgroupName(qos, h.root).path(h.driver)
-		parents = append(parents, parent{qosName, qosCgroupResources(qos, pods)})
+	qosName := qosCgroupName(qos, h.root).path(h.driver)
+	switch qos {
+	case v1.PodQOSBestEffort:
+		parents = append(parents, parent{qosName, qosCgroupResources(qos, 0)})
+	case v1.PodQOSBurstable:
+		// Its shares follow the pods in it: set below, every time.
+		parents = append(parents, parent{name: qosName})
 	}
 	var pending []parent
 	for _, p := range parents {
@@ -490,6 +534,9 @@ func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, pods []*v1.Pod, qos v1.PodQOSCla
 			}
 		}
 		h.ready[p.name] = true
+	}
+	if qos == v1.PodQOSBurstable && h.owns(qosName) {
+		return h.sys.updateBurstable(qosName, h.driver, h.v2)
 	}
 	return nil
 }
@@ -541,11 +588,82 @@ func (s System) removePodCgroup(name, driver string, owns func(string) bool) err
 	}
 	// Every ancestor but the hierarchy's root is the QoS cgroup or a level
 	// of --cgroup-root.
-	for parent := path.Dir(name); parent != "/" && parent != "." && owns(parent); parent = path.Dir(parent) {
+	qos := path.Dir(name)
+	for parent := qos; parent != "/" && parent != "." && owns(parent); parent = path.Dir(parent) {
 		removed, err := s.removeIfEmpty(parent, driver)
-		if err != nil || !removed {
+		if err != nil {
 			return err
 		}
+		if !removed {
+			if parent == qos && isBurstable(qos) {
+				// Other pods are left in it: its shares are theirs now.
+				return s.updateBurstable(qos, driver, s.Unified())
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// isBurstable tells whether a pod's parent cgroup is a burstable QoS
+// cgroup: burstable, or with systemd <root>-burstable.slice.
+func isBurstable(name string) bool {
+	base := strings.TrimSuffix(path.Base(name), ".slice")
+	return base == qosBurstableName || strings.HasSuffix(base, "-"+qosBurstableName)
+}
+
+// updateBurstable sets the burstable QoS cgroup name's cpu shares (cpu.weight
+// on cgroup v2) from the cpu requests of the pods in it now, as the
+// kubelet's QoS manager does from its active pods — here the pods of every
+// podrun under this root, so each podrun's pod coming or going leaves the
+// shares right for the others. Each pod's request is read back from its
+// own cgroup's shares (exact on v1; on v2 the weight keeps about one in 26
+// of them). The node's podruns take turns (Lock), so the last to change
+// the pods in it also sets it last.
+func (s System) updateBurstable(name, driver string, v2 bool) error {
+	if s.Lock != nil {
+		unlock, err := s.Lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	dir, file := m.Path("cpu"), "cpu.shares"
+	if v2 {
+		dir, file = m.Path(""), "cpu.weight"
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // removed meanwhile: nothing left to share
+	}
+	if err != nil {
+		return fmt.Errorf("reading cgroup %s: %w", name, err)
+	}
+	var milli int64
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue // a control file; every child cgroup is a pod's
+		}
+		v, err := fscommon.GetCgroupParamUint(filepath.Join(dir, e.Name()), file)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if v2 {
+			v = sharesFromWeight(v)
+		}
+		milli += requestFromShares(v)
+	}
+	rc := qosCgroupResources(v1.PodQOSBurstable, milli)
+	res := libResources(rc, v2)
+	if m, err = s.NewManager(libCgroupConfig(name, driver, res)); err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if err := m.Set(res); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("setting the resources of cgroup %s: %w", name, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cgroups
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/opencontainers/cgroups"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/cgroups/cgroupstest"
 )
@@ -215,15 +217,112 @@ func fmtI(v *int64) string {
 }
 
 func TestCgroupQOSResources(t *testing.T) {
-	pods := []*v1.Pod{cgPod("100m/-/-/-"), cgPod("250m/500m/-/-"), cgPod("1/1/1Gi/1Gi"), cgPod("-/-/-/-")}
-	if got := qosCgroupResources(v1.PodQOSBurstable, pods); got.CPUShares == nil || *got.CPUShares != 358 {
+	if got := qosCgroupResources(v1.PodQOSBurstable, 350); got.CPUShares == nil || *got.CPUShares != 358 {
 		t.Errorf("burstable shares = %s, want 358 (350m)", fmtU(got.CPUShares))
 	}
-	if got := qosCgroupResources(v1.PodQOSBestEffort, pods); got.CPUShares == nil || *got.CPUShares != 2 {
+	if got := qosCgroupResources(v1.PodQOSBestEffort, 350); got.CPUShares == nil || *got.CPUShares != 2 {
 		t.Errorf("besteffort shares = %s, want 2", fmtU(got.CPUShares))
 	}
-	if got := qosCgroupResources(v1.PodQOSBurstable, nil); *got.CPUShares != 2 {
+	if got := qosCgroupResources(v1.PodQOSBurstable, 0); *got.CPUShares != 2 {
 		t.Errorf("burstable shares without pods = %d, want 2", *got.CPUShares)
+	}
+}
+
+// TestCgroupSharesReadBack: a pod cgroup's cpu.shares give back the request
+// they came from (from 3m up); cpu.weight gives back shares of that weight.
+func TestCgroupSharesReadBack(t *testing.T) {
+	for milli := int64(0); milli <= 300000; milli++ {
+		got := requestFromShares(milliCPUToShares(milli))
+		want := milli
+		if milli <= 2 {
+			want = 0
+		}
+		if milli >= maxShares*milliCPUToCPU/sharesPerCPU {
+			break // shares capped
+		}
+		if got != want {
+			t.Fatalf("requestFromShares(milliCPUToShares(%d)) = %d, want %d", milli, got, want)
+		}
+	}
+	for w := uint64(1); w <= 10000; w++ {
+		if got := cpuWeight(sharesFromWeight(w)); got != w {
+			t.Fatalf("cpuWeight(sharesFromWeight(%d)) = %d", w, got)
+		}
+	}
+}
+
+// TestCgroupBurstableSharedByRuns: two podruns under one root share the
+// burstable QoS cgroup; its shares are the kubelet's for every Burstable
+// pod in it, whichever run made or removed the last one, and a pod
+// reclaimed (RemoveRecorded) gives its shares back too.
+func TestCgroupBurstableSharedByRuns(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "v1", true: "v2"}[v2], func(t *testing.T) {
+			sys, fsRoot := fakeSystem(t, v2, false)
+			locks := 0
+			sys.Lock = func() (func(), error) { locks++; return func() {}, nil }
+			file, qos := filepath.Join(fsRoot, "cpu", "podrun", "burstable", "cpu.shares"), "podrun/burstable"
+			if v2 {
+				file = filepath.Join(fsRoot, qos, "cpu.weight")
+			}
+			// want is the burstable cgroup's value for the pods' total request.
+			want := func(milli int64) string {
+				s := milliCPUToShares(milli)
+				if v2 {
+					s = cpuWeight(s)
+				}
+				return fmt.Sprint(s)
+			}
+			runA, _ := NewHost(DefaultRoot, DriverCgroupfs, sys)
+			runB, _ := NewHost(DefaultRoot, DriverCgroupfs, sys)
+			runA.v2, runB.v2 = v2, v2
+			mk := func(h *Host, uid, spec string) string {
+				t.Helper()
+				p := cgPod(spec)
+				p.UID = types.UID(uid)
+				name, err := h.EnsurePodCgroup(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return name
+			}
+			check := func(when string, milli int64) {
+				t.Helper()
+				got := readCgroupFile(t, file)
+				// On v2 each pod's request is read back from its weight,
+				// which keeps about one in 26 shares: one off is as close
+				// as it gets.
+				if got != want(milli) && !(v2 && (got == want(milli-26) || got == want(milli+26))) {
+					t.Errorf("%s: burstable %s = %s, want %s (%dm)", when, filepath.Base(file), got, want(milli), milli)
+				}
+			}
+			a := mk(runA, "a", "500m/-/-/-")
+			check("run A's pod", 500)
+			b := mk(runB, "b", "100m/-/-/-")
+			check("run B's pod beside it", 600)
+			c := mk(runB, "c", "1/2/-/-")
+			check("a second pod of run B", 1600)
+			mk(runA, "g", "1/1/1Gi/1Gi") // Guaranteed: not in burstable
+			check("a Guaranteed pod", 1600)
+			if err := runB.RemovePodCgroup(b); err != nil {
+				t.Fatal(err)
+			}
+			check("run B's first pod gone", 1500)
+			// Run B killed; the next run reclaims its pod from the record.
+			if err := sys.RemoveRecorded(c); err != nil {
+				t.Fatal(err)
+			}
+			check("run B's second pod reclaimed", 500)
+			if err := runA.RemovePodCgroup(a); err != nil {
+				t.Fatal(err)
+			}
+			if exists(filepath.Dir(file)) {
+				t.Errorf("the burstable cgroup is left after its last pod")
+			}
+			if locks < 5 {
+				t.Errorf("%d locks taken, want one per change of the burstable pods (5)", locks)
+			}
+		})
 	}
 }
 
@@ -251,7 +350,7 @@ func TestCgroupLifecycleV2(t *testing.T) {
 
 			names := map[string]string{}
 			for _, p := range pods {
-				n, err := h.EnsurePodCgroup(p, pods)
+				n, err := h.EnsurePodCgroup(p)
 				if err != nil {
 					t.Fatalf("ensurePodCgroup(%s): %v", p.UID, err)
 				}
@@ -331,7 +430,7 @@ func TestCgroupLifecycleV1(t *testing.T) {
 	}
 	h.v2 = false
 	g := cgPod("500m/500m/128Mi/128Mi")
-	name, err := h.EnsurePodCgroup(g, []*v1.Pod{g})
+	name, err := h.EnsurePodCgroup(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,11 +477,11 @@ func TestCgroupForeignRootIsLeftAlone(t *testing.T) {
 	h.v2 = true
 	b, e := cgPod("100m/-/-/-"), cgPod("-/-/-/-")
 	e.UID = "e-1"
-	bName, err := h.EnsurePodCgroup(b, []*v1.Pod{b, e})
+	bName, err := h.EnsurePodCgroup(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eName, err := h.EnsurePodCgroup(e, []*v1.Pod{b, e})
+	eName, err := h.EnsurePodCgroup(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +568,7 @@ func TestCgroupParentRemovedByAnotherPodrun(t *testing.T) {
 			}
 			h.v2 = false
 			p := cgPod("-/-/-/-")
-			name, err := h.EnsurePodCgroup(p, []*v1.Pod{p})
+			name, err := h.EnsurePodCgroup(p)
 			if c.fails {
 				if err == nil || !strings.Contains(err.Error(), qosName) {
 					t.Fatalf("ensurePodCgroup = %v, want an error naming %s", err, qosName)
@@ -490,7 +589,7 @@ func TestCgroupParentRemovedByAnotherPodrun(t *testing.T) {
 			// The next pod of the run trusts the parents it has set.
 			q := cgPod("-/-/-/-")
 			q.UID = "q-2"
-			if _, err := h.EnsurePodCgroup(q, []*v1.Pod{p, q}); err != nil {
+			if _, err := h.EnsurePodCgroup(q); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -502,7 +601,7 @@ func TestCgroupRemoveOfSandbox(t *testing.T) {
 	h, _ := NewHost(DefaultRoot, DriverCgroupfs, sys)
 	h.v2 = true
 	p := cgPod("100m/-/-/-")
-	name, err := h.EnsurePodCgroup(p, []*v1.Pod{p})
+	name, err := h.EnsurePodCgroup(p)
 	if err != nil {
 		t.Fatal(err)
 	}
