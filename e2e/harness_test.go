@@ -393,9 +393,13 @@ func (e *env) notePods(args []string, stdin string) {
 	var specs []string
 	node, _ := os.Hostname()
 	root := "/podrun"
-	run := false
+	run, static := false, false
 	for i := 0; i < len(args); i++ {
 		name, value, hasValue := strings.Cut(args[i], "=")
+		if name == "--static-pod-names" {
+			static = !hasValue || value == "true"
+			continue
+		}
 		switch name {
 		case "-f", "--filename", "--node-name", "--cgroup-root":
 		default:
@@ -431,7 +435,7 @@ func (e *env) notePods(args []string, stdin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, spec := range specs {
-		set, err := sources.Load(ctx, []string{spec}, sources.Options{Stdin: strings.NewReader(stdin), NodeName: strings.ToLower(node)})
+		set, err := sources.Load(ctx, []string{spec}, sources.Options{Stdin: strings.NewReader(stdin), NodeName: strings.ToLower(node), StaticPodNames: static})
 		if err != nil {
 			continue // podrun refuses it too, or it needs what only the run has
 		}

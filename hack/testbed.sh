@@ -263,7 +263,10 @@ PACKAGES=(
 # Images in the mirror. Repository paths are "<upstream host>/<path>": the
 # hosts.toml of each upstream maps it to a namespace of the mirror (see
 # write_hosts_toml). Format: "<kind> <upstream>/<path> <tag>...", kind being
-# busybox, idle or nginx (see build_images).
+# busybox, idle, nginx or etcd (see build_images). The etcd image holds the
+# real etcd and etcdctl of Debian's etcd-server and etcd-client packages
+# (3.4.23), tagged as kubeadm names its images (<version>-0): the
+# bootstrap example and the hand-over test run it.
 MIRROR_IMAGES=(
   "busybox docker.io/library/busybox latest 1.28 1.34 1.35 1.36 stable"
   "busybox registry.k8s.io/busybox latest 1.27.2"
@@ -278,6 +281,7 @@ MIRROR_IMAGES=(
   "idle gcr.io/google-samples/node-hello 1.0"
   "nginx docker.io/library/nginx latest 1.14.2 1.16.1 1.29"
   "nginx registry.k8s.io/nginx latest"
+  "etcd registry.k8s.io/etcd 3.4.23-0"
 )
 # Upstream registry names that get a hosts.toml pointing at the mirror.
 UPSTREAMS=(docker.io registry.k8s.io k8s.gcr.io gcr.io quay.io ghcr.io)
@@ -629,6 +633,20 @@ EOF
   mkdir -p "$r/etc"
   echo "podrun testbed private image" >"$r/etc/podrun-private-image"
 
+  # etcd extra layer: etcd and etcdctl from Debian's packages (downloaded,
+  # not installed: the host gets no etcd service or user), with the C
+  # library they link against, taken from the host (Debian's libc6).
+  r=$out/rootfs-etcd
+  mkdir -p "$r/usr/bin" "$r/lib/x86_64-linux-gnu" "$r/lib64" "$r/var/lib/etcd"
+  etcd_debs "$DIR/debs"
+  for a in "$DIR"/debs/etcd-server_*.deb "$DIR"/debs/etcd-client_*.deb; do
+    dpkg-deb -x "$a" "$out/etcd-deb"
+  done
+  cp "$out/etcd-deb/usr/bin/etcd" "$out/etcd-deb/usr/bin/etcdctl" "$r/usr/bin/"
+  cp -L /lib/x86_64-linux-gnu/libc.so.6 "$r/lib/x86_64-linux-gnu/"
+  cp -L /lib64/ld-linux-x86-64.so.2 "$r/lib64/"
+  rm -rf "$out/etcd-deb"
+
   local PATHENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   "$DIR/bin/mkimage" -out "$out/busybox" -layer "$out/rootfs-base" -env "$PATHENV" -cmd '["sh"]'
   "$DIR/bin/mkimage" -out "$out/private" -layer "$out/rootfs-base" -layer "$out/rootfs-private" \
@@ -637,6 +655,22 @@ EOF
     -env "$PATHENV" -entrypoint '["/bin/idle"]'
   "$DIR/bin/mkimage" -out "$out/nginx" -layer "$out/rootfs-base" -layer "$out/rootfs-nginx" \
     -env "$PATHENV" -expose 80/tcp -entrypoint '["/docker-entrypoint.sh"]' -cmd '["nginx","-g","daemon off;"]'
+  "$DIR/bin/mkimage" -out "$out/etcd" -layer "$out/rootfs-base" -layer "$out/rootfs-etcd" \
+    -env "$PATHENV" -expose 2379/tcp -expose 2380/tcp -cmd '["etcd"]'
+}
+
+# etcd_debs DIR: Debian's etcd-server and etcd-client packages in DIR,
+# downloaded once (apt-get download: nothing is installed).
+etcd_debs() {
+  local d=$1
+  if compgen -G "$d/etcd-server_*.deb" >/dev/null && compgen -G "$d/etcd-client_*.deb" >/dev/null; then
+    return 0
+  fi
+  mkdir -p "$d"
+  # A fresh machine may have no package lists yet.
+  (cd "$d" && { apt-get download -qq etcd-server etcd-client >&2 ||
+    { apt-get update -qq && apt-get download -qq etcd-server etcd-client >&2; }; }) ||
+    die "apt-get download etcd-server etcd-client failed"
 }
 
 push_images() {
