@@ -16,6 +16,14 @@ import (
 // `podrun logs`: kubectl logs for the pods podrun runs, read from the
 // runtime's log files (runner.Logs).
 
+// containerFlag is -c/--container of logs and exec: the container to
+// use, by default the one the pod's default-container annotation names,
+// else the fallback kubectl's command takes.
+func containerFlag(fallback string) cli.Flag {
+	return &cli.StringFlag{Name: "container", Category: catInput, Aliases: []string{"c"},
+		Usage: "the container; default: the one the pod's kubectl.kubernetes.io/default-container annotation names, " + fallback}
+}
+
 func logsCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "logs",
@@ -29,8 +37,7 @@ func logsCommand(stdout, stderr io.Writer) *cli.Command {
 			"podrun logs -p web -c app",
 		UseShortOptionHandling: true,
 		Flags: append(runtimeFlags(),
-			&cli.StringFlag{Name: "container", Category: catInput, Aliases: []string{"c"},
-				Usage: "the container; default: the one the pod's kubectl.kubernetes.io/default-container annotation names, else the only one"},
+			containerFlag("else the only one"),
 			&cli.BoolFlag{Name: "all-containers", Category: catInput, Usage: "the logs of every container of the pod, init containers first"},
 			&cli.BoolFlag{Name: "follow", Category: catOutput, Aliases: []string{"f"},
 				Usage: "go on printing the log as it grows, and the next instance's when the container restarts, until the container will not restart or the pod is gone"},

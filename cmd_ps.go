@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/podlist"
 )
@@ -81,63 +82,58 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 			return podrunError(fmt.Errorf("flag %s after the pod names: flags go first (podrun ps -o wide NAME)", a))
 		}
 	}
-	ctx, _, sigCode, stop := signals()
-	defer stop()
-	rt, err := dial(ctx, str(c, "runtime-endpoint"))
-	if err != nil {
-		return podrunError(err)
-	}
-	defer rt.Close()
-	lister := runner.NewPodLister(rt)
-	sources := []podSource{lister.List}
+	return withRuntime(c, func(ctx context.Context, rt *cri.Client, sigCode func() int) error {
+		lister := runner.NewPodLister(rt)
+		sources := []podSource{lister.List}
 
-	items, err := listSources(ctx, sources)
-	if err != nil {
-		return interrupted(err, sigCode)
-	}
-	selected, missing := podlist.Select(items, args)
-	p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide")}
-	if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
-		fmt.Fprintln(stderr, "No resources found")
-	}
-	if err := p.list(selected, len(args) == 1 && len(selected) == 1); err != nil {
-		return podrunError(err)
-	}
-	if len(missing) > 0 {
-		var errs []error
-		for _, m := range missing {
-			errs = append(errs, fmt.Errorf("no podrun pod %q", m))
-		}
-		return podrunError(errors.Join(errs...))
-	}
-	if !boolean(c, "watch") {
-		return nil
-	}
-
-	// Watch: the pods again on every change, a row (or an object) for each
-	// pod whose row changed, until a signal.
-	w := podlist.NewWatch()
-	w.Changed(selected)
-	changes := lister.Changes(ctx, psWatchInterval)
-	for range changes {
 		items, err := listSources(ctx, sources)
 		if err != nil {
-			if ctx.Err() != nil {
-				break
+			return interrupted(err, sigCode)
+		}
+		selected, missing := podlist.Select(items, args)
+		p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide")}
+		if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
+			fmt.Fprintln(stderr, "No resources found")
+		}
+		if err := p.list(selected, len(args) == 1 && len(selected) == 1); err != nil {
+			return podrunError(err)
+		}
+		if len(missing) > 0 {
+			var errs []error
+			for _, m := range missing {
+				errs = append(errs, fmt.Errorf("no podrun pod %q", m))
 			}
-			return podrunError(err)
+			return podrunError(errors.Join(errs...))
 		}
-		if len(args) > 0 {
-			items, _ = podlist.Select(items, args)
+		if !boolean(c, "watch") {
+			return nil
 		}
-		if err := p.changed(w.Changed(items)); err != nil {
-			return podrunError(err)
+
+		// Watch: the pods again on every change, a row (or an object) for each
+		// pod whose row changed, until a signal.
+		w := podlist.NewWatch()
+		w.Changed(selected)
+		changes := lister.Changes(ctx, psWatchInterval)
+		for range changes {
+			items, err := listSources(ctx, sources)
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return podrunError(err)
+			}
+			if len(args) > 0 {
+				items, _ = podlist.Select(items, args)
+			}
+			if err := p.changed(w.Changed(items)); err != nil {
+				return podrunError(err)
+			}
 		}
-	}
-	if code := sigCode(); code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+		if code := sigCode(); code != 0 {
+			return &exitError{code: code}
+		}
+		return nil
+	})
 }
 
 // psPrinter prints ps's pods in one format, the table's header once.

@@ -487,22 +487,28 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	return withRuntime(c, func(ctx context.Context, rt *cri.Client) error {
+	return withRuntime(c, func(ctx context.Context, rt *cri.Client, _ func() int) error {
 		return runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress)
 	})
 }
 
 // withRuntime dials the runtime the command's flags name and runs f with
-// it, under a context a signal cancels; f's errors exit 125.
-func withRuntime(c *cli.Context, f func(ctx context.Context, rt *cri.Client) error) error {
-	ctx, _, _, stop := signals()
+// it, under a context a signal cancels (sigCode: the exit status of the
+// signal that came, 0 for none); f's errors exit 125 unless they carry
+// their exit status.
+func withRuntime(c *cli.Context, f func(ctx context.Context, rt *cri.Client, sigCode func() int) error) error {
+	ctx, _, sigCode, stop := signals()
 	defer stop()
 	rt, err := dial(ctx, str(c, "runtime-endpoint"))
 	if err != nil {
 		return podrunError(err)
 	}
 	defer rt.Close()
-	if err := f(ctx, rt); err != nil {
+	if err := f(ctx, rt, sigCode); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		return podrunError(err)
 	}
 	return nil

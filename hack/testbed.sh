@@ -750,31 +750,28 @@ write_hosts_toml() {
   # containerd 1.6.20 rejects a hosts.toml without a [host] table ("invalid
   # `host` tree") and then falls back to the real upstream, hence both.
   local d=$DIR/certs.d u
-  for u in "${UPSTREAMS[@]}"; do
-    put "$d/$u/hosts.toml" <<EOF
-# $u is served by the testbed mirror under the namespace $u/.
-server = "https://$MIRROR/v2/$u"
+  # mirrored FILE NAMESPACE: a hosts.toml sending pulls to the mirror's
+  # NAMESPACE.
+  mirrored() {
+    put "$1" <<EOF
+# Served by the testbed mirror under its namespace $2/.
+server = "https://$MIRROR/v2/$2"
 ca = "$CA"
 override_path = true
 
-[host."https://$MIRROR/v2/$u"]
+[host."https://$MIRROR/v2/$2"]
   capabilities = ["pull", "resolve"]
   ca = "$CA"
   override_path = true
 EOF
+  }
+  # Each upstream U is served by the mirror under the namespace U/.
+  for u in "${UPSTREAMS[@]}"; do
+    mirrored "$d/$u/hosts.toml" "$u"
   done
   # Any other registry name also lands on the mirror (namespace
   # "unknown.invalid", always 404) instead of the internet.
-  put "$d/_default/hosts.toml" <<EOF
-server = "https://$MIRROR/v2/unknown.invalid"
-ca = "$CA"
-override_path = true
-
-[host."https://$MIRROR/v2/unknown.invalid"]
-  capabilities = ["pull", "resolve"]
-  ca = "$CA"
-  override_path = true
-EOF
+  mirrored "$d/_default/hosts.toml" unknown.invalid
   # The registries by their own address: trust the CA. No credentials for
   # the private one: tests pull it through imagePullSecrets.
   for u in "$MIRROR" "$PRIVATE"; do
@@ -830,6 +827,22 @@ write_containerd_config() {
   esac
 }
 
+# containerd_endpoints_toml: the [grpc], [ttrpc] and [debug] tables, the
+# same in both config versions: the sockets at $SOCK, no debug socket.
+containerd_endpoints_toml() {
+  cat <<EOF
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+EOF
+}
+
 write_containerd_config_debian() {
   # Based on `containerd config default` (1.6.20), every host path moved
   # under $DIR. Snapshotters that cannot work here are disabled so they do
@@ -847,15 +860,7 @@ disabled_plugins = [
   "io.containerd.snapshotter.v1.zfs",
 ]
 
-[grpc]
-  address = "$SOCK"
-
-[ttrpc]
-  address = "$SOCK.ttrpc"
-
-[debug]
-  address = ""
-  level = "info"
+$(containerd_endpoints_toml)
 
 [plugins]
   [plugins."io.containerd.internal.v1.opt"]
@@ -929,15 +934,7 @@ disabled_plugins = [
   "io.containerd.snapshotter.v1.zfs",
 ]
 
-[grpc]
-  address = "$SOCK"
-
-[ttrpc]
-  address = "$SOCK.ttrpc"
-
-[debug]
-  address = ""
-  level = "info"
+$(containerd_endpoints_toml)
 
 [plugins]
   [plugins.'io.containerd.internal.v1.opt']

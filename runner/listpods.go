@@ -341,28 +341,7 @@ func (l *PodLister) Changes(ctx context.Context, every time.Duration) <-chan str
 	}
 	go func() {
 		defer close(out)
-		var events <-chan *runtimeapi.ContainerEventResponse
-		if stream, err := l.rt.GetContainerEvents(ctx); err == nil {
-			events = stream.C
-		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				signal()
-			case ev, ok := <-events:
-				if !ok {
-					events = nil // none after all, or the stream broke: the ticker goes on
-					continue
-				}
-				if hasLabels(ev.GetPodSandboxStatus().GetLabels(), l.obs.sel) {
-					signal()
-				}
-			}
-		}
+		onChanges(ctx, l.rt, l.obs.sel, every, every, nil, signal)
 	}()
 	return out
 }

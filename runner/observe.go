@@ -66,13 +66,27 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 // watch keeps the view fresh until ctx ends: on every container event of this
 // run where the runtime streams events, else by polling every pollInterval.
 func (o *observer) watch(ctx context.Context) {
+	onChanges(ctx, o.rt, o.sel, safetyPollInterval, pollInterval,
+		// podrun's own calls cause the other events, and it polls after them.
+		func(ev *runtimeapi.ContainerEventResponse) bool { return changesOnItsOwn(ev.GetContainerEventType()) },
+		func() { _ = o.poll(ctx) }) // a failed poll is retried on the next tick
+}
+
+// onChanges calls fire until ctx ends: on a container event of a pod with
+// the labels sel that want takes (nil: any), once for the events queued
+// with it, where the runtime streams events; every tick in any case, the
+// ticker set to withEvents while events stream and to withoutEvents
+// otherwise. A stream that ends (the runtime does not implement events,
+// or it broke) fires once and leaves the ticker.
+func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvents, withoutEvents time.Duration,
+	want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
 	var events <-chan *runtimeapi.ContainerEventResponse
-	if stream, err := o.rt.GetContainerEvents(ctx); err == nil {
+	if stream, err := rt.GetContainerEvents(ctx); err == nil {
 		events = stream.C
 	}
-	interval := pollInterval
+	interval := withoutEvents
 	if events != nil {
-		interval = safetyPollInterval
+		interval = withEvents
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -81,21 +95,19 @@ func (o *observer) watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = o.poll(ctx) // a failed poll is retried on the next tick
+			fire()
 		case ev, ok := <-events:
 			if !ok {
-				// No events after all (the runtime does not implement them)
-				// or the stream broke: poll instead.
 				events = nil
-				t.Reset(pollInterval)
-				_ = o.poll(ctx)
+				t.Reset(withoutEvents)
+				fire()
 				continue
 			}
-			if !hasLabels(ev.GetPodSandboxStatus().GetLabels(), o.sel) {
+			if !hasLabels(ev.GetPodSandboxStatus().GetLabels(), sel) {
 				continue // another run's, or replayed history
 			}
-			if !changesOnItsOwn(ev.GetContainerEventType()) {
-				continue // podrun caused it, and polled after doing so
+			if want != nil && !want(ev) {
+				continue
 			}
 			// Take the events that are already queued with this one.
 			for drained := false; !drained; {
@@ -106,7 +118,7 @@ func (o *observer) watch(ctx context.Context) {
 					drained = true
 				}
 			}
-			_ = o.poll(ctx)
+			fire()
 		}
 	}
 }

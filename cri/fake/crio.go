@@ -21,22 +21,25 @@ type crioKnobs struct {
 	pullWording        bool   // pull failures in containers/image's words; tokens ignored
 }
 
+// setCRIO changes the CRI-O knobs under the server's lock.
+func (s *Server) setCRIO(set func(k *crioKnobs)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set(&s.crio)
+}
+
 // SetVersion makes Version report the runtime name and version: CRI-O
 // reports "cri-o" (server/version.go), which the kubelet puts in front of
 // container IDs ("cri-o://…").
 func (s *Server) SetVersion(name, version string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.name, s.crio.version = name, version
+	s.setCRIO(func(k *crioKnobs) { k.name, k.version = name, version })
 }
 
 // EndEventStreams makes GetContainerEvents end at once with no error and
 // no event while EnableEvents is on, as CRI-O does unless its
 // enable_pod_events option is set (server/container_events.go).
 func (s *Server) EndEventStreams(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.endEvents = on
+	s.setCRIO(func(k *crioKnobs) { k.endEvents = on })
 }
 
 // SandboxEvents makes running and stopping a sandbox send container
@@ -45,9 +48,7 @@ func (s *Server) EndEventStreams(on bool) {
 // and sandbox_stop_linux.go; the removal's event is dropped, the sandbox
 // being gone by then); containerd sends events about containers only.
 func (s *Server) SandboxEvents(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.sandboxEvents = on
+	s.setCRIO(func(k *crioKnobs) { k.sandboxEvents = on })
 }
 
 // RemoveFailedStarts makes a container whose start fails (Behavior
@@ -55,18 +56,14 @@ func (s *Server) SandboxEvents(on bool) {
 // instead of staying exited with code 128 and reason StartError as in
 // containerd.
 func (s *Server) RemoveFailedStarts(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.removeFailedStarts = on
+	s.setCRIO(func(k *crioKnobs) { k.removeFailedStarts = on })
 }
 
 // RemoveNotFound makes RemoveContainer of an unknown ID fail with
 // codes.NotFound and CRI-O's words (server/container_remove.go), where
 // containerd answers OK.
 func (s *Server) RemoveNotFound(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.removeNotFound = on
+	s.setCRIO(func(k *crioKnobs) { k.removeNotFound = on })
 }
 
 // CRIOPulls makes pulls fail in CRI-O's words, those of containers/image
@@ -77,9 +74,7 @@ func (s *Server) RemoveNotFound(on bool) {
 // and password, or Auth; identity and registry tokens are ignored, so a
 // pull with only a token is anonymous.
 func (s *Server) CRIOPulls(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.crio.pullWording = on
+	s.setCRIO(func(k *crioKnobs) { k.pullWording = on })
 }
 
 // crioMissing and crioUnauthorized are CRI-O's pull errors for n.
