@@ -112,13 +112,16 @@ type logSink struct {
 	mu     sync.Mutex
 	stdout io.Writer
 	stderr io.Writer
+	// followSlots bounds how many of the run's tailers follow at once
+	// (maxFollowing); nil: no bound.
+	followSlots chan struct{}
 }
 
 // newLogSink is the sink of a run's output. A writer that throws
 // everything away (io.Discard, /dev/null) is dropped, so that a run whose
 // output nobody reads follows no log at all.
 func newLogSink(stdout, stderr io.Writer) *logSink {
-	return &logSink{stdout: unlessDiscard(stdout), stderr: unlessDiscard(stderr)}
+	return &logSink{stdout: unlessDiscard(stdout), stderr: unlessDiscard(stderr), followSlots: make(chan struct{}, maxFollowing)}
 }
 
 // discards reports whether the sink drops both streams.
@@ -217,12 +220,12 @@ func lineWriters(sink *logSink, prefix string) (stdout, stderr *lineWriter) {
 		&lineWriter{sink: sink, stream: runtimeapi.Stderr, prefix: prefix}
 }
 
-// followSlots bounds how many of a run's tailers follow at once. Each
-// holds an inotify instance while it follows, and Linux allows a user 128
-// of them by default, shared with the runtime and everything else running
-// as root. A tailer waits for a slot; one that is finished before it got
-// one reads its log whole.
-var followSlots = make(chan struct{}, 64)
+// maxFollowing is how many of a run's tailers follow at once. Each holds
+// an inotify instance while it follows, and Linux allows a user 128 of
+// them by default, shared with the runtime and everything else running as
+// root. A tailer waits for a slot; one that is finished before it got one
+// reads its log whole.
+const maxFollowing = 64
 
 // tailer streams one container instance's log to the sink while it runs.
 type tailer struct {
@@ -251,9 +254,13 @@ func (t *tailer) run(sink *logSink, prefix string) {
 	out, errw := lineWriters(sink, prefix)
 	defer errw.flush(true)
 	defer out.flush(true)
+	slots := sink.followSlots
+	if slots == nil {
+		slots = make(chan struct{}, 1)
+	}
 	select {
-	case followSlots <- struct{}{}:
-		defer func() { <-followSlots }()
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
 	case <-t.stop:
 		// A file that went away (the pod torn down under it) has been
 		// read as far as it could be; there is nothing to report.

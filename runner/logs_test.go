@@ -179,13 +179,10 @@ func TestTailerFinishIsPrompt(t *testing.T) {
 // A tailer that gets no follow slot (every inotify instance the run may
 // take is in use) reads its log whole when it is finished.
 func TestTailerWithoutAFollowSlotReadsAtFinish(t *testing.T) {
-	saved := followSlots
-	followSlots = make(chan struct{}) // never a free slot
-	defer func() { followSlots = saved }()
 	path := filepath.Join(t.TempDir(), "0.log")
 	appendFile(t, path, ts+" stdout F one\n")
 	var out syncBuffer
-	tl := startTailer(path, "", &logSink{stdout: &out})
+	tl := startTailer(path, "", &logSink{stdout: &out, followSlots: make(chan struct{})}) // never a free slot
 	appendFile(t, path, ts+" stdout F two\n"+ts+" stdout P three")
 	tl.finish()
 	if out.String() != "one\ntwo\nthree\n" {

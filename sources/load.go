@@ -26,9 +26,9 @@ const (
 	maxRedirects = 10
 )
 
-// httpTimeout is the kubelet's HTTP source client timeout: for the whole
-// request, the body included. A variable for tests.
-var httpTimeout = 10 * time.Second
+// defaultHTTPTimeout is the kubelet's HTTP source client timeout: for the
+// whole request, the body included.
+const defaultHTTPTimeout = 10 * time.Second
 
 // Load reads every -f spec in order and returns everything decoded, or
 // an error: all problems found, joined, one *Error each.
@@ -52,7 +52,11 @@ var httpTimeout = 10 * time.Second
 // the same namespace and name are an error naming both.
 func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 	if opts.HTTPClient == nil {
-		c, err := newHTTPClient(opts.HTTPCAFile)
+		timeout := opts.HTTPTimeout
+		if timeout == 0 {
+			timeout = defaultHTTPTimeout
+		}
+		c, err := newHTTPClient(opts.HTTPCAFile, timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +241,7 @@ func readCapped(r io.Reader) ([]byte, error) {
 // newHTTPClient is the client for manifest URLs: the kubelet's timeout,
 // TLS verified against the system roots and the certificates of caFile,
 // redirects limited by checkRedirect.
-func newHTTPClient(caFile string) (*http.Client, error) {
+func newHTTPClient(caFile string, timeout time.Duration) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if caFile != "" {
 		fail := func(err error) (*http.Client, error) {
@@ -256,7 +260,7 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: tr, Timeout: httpTimeout, CheckRedirect: checkRedirect}, nil
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: checkRedirect}, nil
 }
 
 // checkHeaderNames refuses a header name that is not an HTTP token

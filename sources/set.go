@@ -23,6 +23,9 @@ type Options struct {
 	// timeout, as the kubelet's HTTP source uses, HTTPCAFile, and at most
 	// 10 redirects, none from https to http.
 	HTTPClient *http.Client
+	// HTTPTimeout bounds each manifest URL request, the body included,
+	// when HTTPClient is nil; 0 is the kubelet's 10 s.
+	HTTPTimeout time.Duration
 	// NodeName is the default for spec.nodeName and part of every UID.
 	NodeName string
 	// StaticPodNames applies the kubelet's static pod defaults

@@ -214,9 +214,6 @@ func TestLoadHTTPErrorsHideSecrets(t *testing.T) {
 }
 
 func TestLoadHTTPBodyThatNeverEnds(t *testing.T) {
-	defer func(d time.Duration) { httpTimeout = d }(httpTimeout)
-	httpTimeout = 500 * time.Millisecond
-
 	stop := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +254,7 @@ func TestLoadHTTPBodyThatNeverEnds(t *testing.T) {
 		{"/silent", `: Get "` + srv.URL + `/silent": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`},
 	} {
 		start := time.Now()
-		_, err := Load(context.Background(), []string{srv.URL + tt.path}, Options{})
+		_, err := Load(context.Background(), []string{srv.URL + tt.path}, Options{HTTPTimeout: 500 * time.Millisecond})
 		if want := srv.URL + tt.path + tt.want; err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("GET %s: error %v, want it to start with %s", tt.path, err, want)
 		}
