@@ -18,7 +18,7 @@ E2E_PKG ?= ./e2e/
 # namespaces, the pod network). E2E16_RUN=E2E runs them all.
 E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs|Ps|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
 
-.PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test vet clean fuzz fuzz-short
+.PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test conformance-kubelet vet clean fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -78,12 +78,29 @@ e2e-containerd16: build testbed-up ## the e2e subset E2E16_RUN on Debian's conta
 	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -run '$(E2E16_RUN)' -json $(E2E_PKG) 2>&1 | bin/testlog -log /tmp/podrun-e2e16.log; \
 	s=("$${PIPESTATUS[@]}"); [[ $${s[0]} == 0 && $${s[1]} == 0 ]]
 
+# The differential test against a real kubelet (docs/kubelet-differences.md):
+# the oracle kubelet is started first and stopped after, whatever the result
+# (kubelet-down restores the host settings it changed). The table of the run
+# is written to $(CONFORMANCE_REPORT) and printed.
+CONFORMANCE_REPORT ?= /tmp/podrun-conformance-kubelet.txt
+conformance-kubelet: build testbed-up ## every runnable corpus row on podrun and on a real kubelet, compared (undocumented differences fail); the hand-over to a real kubelet
+	bash $(TESTBED) kubelet-up
+	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
+	$(GO) build -o bin/testlog ./hack/testlog && \
+	PODRUN_E2E_BINARY=$(CURDIR)/$(BIN) PODRUN_CONFORMANCE_REPORT=$(CONFORMANCE_REPORT) \
+	$(GO) test -count=1 -tags e2e -timeout 40m -run '^TestKubelet(Conformance|Handover)$$' -json $(E2E_PKG) 2>&1 | bin/testlog -log /tmp/podrun-conformance-kubelet.log; \
+	s=("$${PIPESTATUS[@]}"); \
+	$(GO) test -count=1 -tags e2e -run 'E2E' ./e2e/kubeletoracle/ || s[0]=1; \
+	bash $(TESTBED) kubelet-down; \
+	cat $(CONFORMANCE_REPORT) 2>/dev/null; \
+	[[ $${s[0]} == 0 && $${s[1]} == 0 ]]
+
 # CI has the testbed to itself: the fault tests that restart containerd
 # (e2e/faults_test.go) may run. Elsewhere they fail unless
 # PODRUN_E2E_RESTART_RUNTIME=1 is set, which only a testbed of one's own
 # should get (hack/testbed.sh up --flavor scratch).
 test: export PODRUN_E2E_RESTART_RUNTIME = 1
-test: vet unit fuzz-short e2e e2e-containerd16 ## every test: vet, unit, each fuzz target briefly, end-to-end on containerd v2 and 1.6 (what CI runs)
+test: vet unit fuzz-short e2e e2e-containerd16 conformance-kubelet ## every test: vet, unit, each fuzz target briefly, end-to-end on containerd v2 and 1.6, the differential test against a real kubelet (what CI runs)
 
 # BENCH_FLAGS go to hack/bench, e.g. BENCH_FLAGS='-sizes 1,10 -rounds 3'.
 BENCH_FLAGS ?=

@@ -45,7 +45,7 @@ const completionTimeout = 3 * time.Second
 
 // podArgs says how many pod arguments a command takes (-1: any number);
 // their values complete with pod names.
-var podArgs = map[string]int{"ps": -1, "down": -1, "logs": 1, "exec": 1}
+var podArgs = map[string]int{"ps": -1, "down": -1, "handover": -1, "logs": 1, "exec": 1}
 
 // flagValues are the values a flag completes with, by "COMMAND/FLAG", or by
 // "FLAG" for every command that has it ("" is podrun itself).

@@ -187,6 +187,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Action: func(c *cli.Context) error { return downAction(c, stderr) },
 			},
 			validateCommand(stdin, stdout, stderr),
+			handoverCommand(stdout, stderr),
 			logsCommand(stdout, stderr),
 			execCommand(stdin, stdout, stderr),
 			cniCommand(stdout, stderr),

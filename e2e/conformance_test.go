@@ -742,17 +742,9 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/resource/pod-level-resources.yaml", verdict: "YES", flags: readyFlags,
 			why: "nginx and fedora (busybox) sleep inf with pod-level resources: Ready, then torn down (exit 0)", check: readyRow()},
 		idleReady("pods/resource/pod-resize.yaml", "pause:3.8, Guaranteed in qos-example"),
-		{path: "pods/restart-policy/restart-all-containers.yaml", verdict: "YES", flags: timedOutFlags("80s"), slow: true,
-			// 80 s: the sidecar's 60 s start when it does, seconds into
-			// the run on a loaded machine.
-			why: "feature-dependent: init, sidecar, main; 60 s after its start the sidecar exits 88: with RestartAllContainers the init runs again, without it the sidecar restarts: --timeout 80s (124), either",
-			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
-				expectMatch(t, out, `^\[pod/ml-worker/setup-environment\] Setting up environment$`, `^\[pod/ml-worker/main-application\] Application is running$`)
-				again := strings.Count(out, "Setting up environment") >= 2
-				if cs := containerStatus(t, p, "watcher-sidecar"); !again && cs.RestartCount < 1 {
-					t.Errorf("after the sidecar's exit 88 neither the pod nor the sidecar restarted: %+v\n%s", cs, out)
-				}
-			})},
+		{path: "pods/restart-policy/restart-all-containers.yaml", verdict: "YES",
+			why:   "feature-dependent: restartPolicyRules (RestartAllContainers on the sidecar's exit 88), which podrun does not implement: refused with the field path, 125, nothing created (docs/kubelet-differences.md, restart-rules)",
+			check: refusedRow("restart-all-containers.yaml", "spec.initContainers[1].restartPolicyRules: Forbidden: container restart rules are not supported by podrun")},
 		defaultAppArmorRow(),
 		aaRow("pods/security/apparmor/hello-apparmor.yaml", "hello-apparmor-container"),
 		aaRow("pods/security/hello-apparmor-2.yaml", "hello-apparmor-2"),

@@ -523,7 +523,7 @@ type proc struct {
 // withRoot puts --root-dir ROOT into args: after the subcommand for run, ps
 // and down, in front otherwise (the root command's flags).
 func withRoot(root string, args []string) []string {
-	if len(args) > 0 && (args[0] == "run" || args[0] == "ps" || args[0] == "down") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "ps" || args[0] == "down" || args[0] == "handover") {
 		return append([]string{args[0], "--root-dir", root}, args[1:]...)
 	}
 	return append([]string{"--root-dir", root}, args...)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -35,6 +35,9 @@
 #          Static pods only: staticPodPath $DIR/kubelet/manifests, GET
 #          /pods on 127.0.0.1:10255 (anonymous, AlwaysAllow), no
 #          kubeconfig. Idempotent; a changed config restarts it.
+#   kubelet-stop  stop the kubelet alone, leaving its containerd and the
+#          pods on it running (the hand-over test, e2e/handover_test.go,
+#          runs podrun's pods there and starts the kubelet again on them).
 #   kubelet-down  stop the kubelet, remove its pods, stop its containerd,
 #          and restore what it changed on the host (below). `down` does
 #          this first.
@@ -1328,6 +1331,18 @@ EOF
   log "kubelet $KUBELET_VERSION up in $((SECONDS - t0))s; settings: $0 env"
 )
 
+# kubelet-stop: the kubelet alone, its containerd and every pod on it left
+# running (the hand-over test runs podrun's pods there first, then starts
+# the kubelet again with kubelet-up).
+cmd_kubelet_stop() (
+  local exe
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -d $KDIR ]] || return 0
+  kubelet_containerd
+  exe=$(cat "$KDIR/kubelet.exe" 2>/dev/null) || exe=$KUBELET
+  stop_pid "$DIR/run/kubelet.pid" "$exe" kubelet
+)
+
 cmd_kubelet_down() (
   local exe m id
   [[ $(id -u) == 0 ]] || die "must run as root"
@@ -1667,9 +1682,10 @@ restart-containerd) cmd_restart_containerd "${2:-}" ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
+kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac

@@ -206,11 +206,23 @@ func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, 
 	}
 	var chosen []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
-		if all || want[sb.Id] {
+		switch {
+		case want[sb.Id]:
+			chosen = append(chosen, sb)
+		case all && handedOver(sb):
+			progressf("pod/%s: handed over to the kubelet: left running (name it to stop it)", sb.Labels[labelPodName])
+		case all:
 			chosen = append(chosen, sb)
 		}
 	}
-	// Pods are stopped at once, as a kubelet's pod workers stop them.
+	return errors.Join(append(errs, downPods(ctx, rt, cgsys, chosen, progressf))...)
+}
+
+// downPods stops the pods of the sandboxes chosen at once, as a kubelet's
+// pod workers stop them, and removes their sandboxes, data and log dirs and
+// pod cgroups.
+func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
+	var errs []error
 	downErrs := make([]error, len(chosen))
 	var wg sync.WaitGroup
 	for i, sb := range chosen {

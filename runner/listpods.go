@@ -135,7 +135,16 @@ func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podlist.Item
 		in.Manifest, in.ManifestErr = l.manifest(dir)
 		in.Record, _ = readStatusRecord(dir) // none yet, or unreadable: what the runtime says alone
 	}
-	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: podlist.Owner(owner.PID, in.Alive, owner.Detached)}, dir
+	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in)}, dir
+}
+
+// listedOwner is the OWNER column: the kubelet for a pod handed over to it
+// (podrun handover), else podlist.Owner.
+func listedOwner(in listInput) string {
+	if in.Record.HandedOver != nil {
+		return podlist.OwnerKubelet
+	}
+	return podlist.Owner(in.Owner.PID, in.Alive, in.Owner.Detached)
 }
 
 // manifest reads the pod podrun ran from its data dir, once.
@@ -220,7 +229,7 @@ func listedPod(in listInput) *v1.Pod {
 	}
 	pod.Annotations[AnnotationListedRun] = in.Owner.RunID
 	pod.Annotations[AnnotationRootDir] = in.RootDir
-	pod.Annotations[AnnotationListedOwner] = podlist.Owner(in.Owner.PID, in.Alive, in.Owner.Detached)
+	pod.Annotations[AnnotationListedOwner] = listedOwner(in)
 	return pod
 }
 
@@ -256,6 +265,11 @@ func unsupervisedStatus(st *v1.PodStatus, pod *v1.Pod, rs *runtimeStatus, rec st
 		why = fmt.Sprintf("the podrun that ran the pod (pid %d) is gone, last heard of%s", o.PID, since)
 	}
 	st.Message = why + ": nothing probes its containers or restarts them since"
+	if rec.HandedOver != nil {
+		// The kubelet probes and restarts it; podrun sees only the runtime.
+		st.Message = "handed over to the kubelet at " + rec.HandedOver.UTC().Format(time.RFC3339) +
+			": the kubelet probes and restarts its containers; podrun shows the runtime's view and the readiness it last saw"
+	}
 
 	var probed []string // running containers whose readiness is a recorded result
 	var last time.Time

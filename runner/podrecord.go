@@ -56,6 +56,10 @@ type statusRecord struct {
 	// the grace period it stops the containers with.
 	Deleting    *time.Time `json:"deleting,omitempty"`
 	GracePeriod *int64     `json:"gracePeriod,omitempty"`
+	// HandedOver is when `podrun handover` found the kubelet running the
+	// pod as its own (docs/handover.md): the kubelet probes and restarts
+	// it since, and `podrun down --all` leaves it.
+	HandedOver *time.Time `json:"handedOver,omitempty"`
 	// Written is when podrun last wrote the record.
 	Written time.Time `json:"written"`
 }

@@ -58,7 +58,7 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 	if err := removeCgroups(cgsys, removed); err != nil {
 		errs = append(errs, err)
 	}
-	if err := reclaimDataDirs(cgsys, rootDir); err != nil {
+	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(sbs)); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -121,9 +121,21 @@ func removeCgroups(cgsys cgroups.System, removed []*runtimeapi.PodSandbox) error
 	return errors.Join(errs...)
 }
 
+// sandboxUIDs are the pod UIDs of sandboxes.
+func sandboxUIDs(sbs []*runtimeapi.PodSandbox) map[string]bool {
+	out := map[string]bool{}
+	for _, sb := range sbs {
+		out[sb.Labels[labelPodUID]] = true
+	}
+	return out
+}
+
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
 // and pod cgroups) whose owner is gone, and half-made ones that are stale.
-func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
+// The data dir of a pod handed over to the kubelet (podrun handover) goes,
+// with its log dir, once no podrun sandbox of it is left (live: the pod
+// UIDs of podrun's sandboxes); its pod cgroup is the kubelet's.
+func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
 	if errors.Is(err, os.ErrNotExist) {
@@ -146,6 +158,12 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string) error {
 			continue // not ours to judge
 		}
 		if err == nil && !reclaimable(rec.Owner) {
+			if st, serr := readStatusRecord(dir); serr == nil && st.HandedOver != nil && !live[e.Name()] {
+				if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
+					errs = append(errs, volumes.RemoveSafely(rec.LogDir))
+				}
+				errs = append(errs, volumes.RemoveSafely(dir))
+			}
 			continue
 		}
 		if err != nil { // no owner record: not a podrun pod dir

@@ -125,7 +125,7 @@ func TestReclaimDataDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := reclaimDataDirs(cgroups.HostSystem(), root); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), root, nil); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -151,7 +151,7 @@ func TestReclaimDataDirs(t *testing.T) {
 }
 
 func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
-	if err := reclaimDataDirs(cgroups.HostSystem(), t.TempDir()); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), t.TempDir(), nil); err != nil {
 		t.Errorf("reclaimDataDirs of an empty root = %v", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 		return filepath.Join(fsRoot, "cpu", name)
 	}
 	deadCg, liveCg := mk("dead-uid", dead), mk("live-uid", me)
-	if err := reclaimDataDirs(cgsys, root); err != nil {
+	if err := reclaimDataDirs(cgsys, root, nil); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	if _, err := os.Stat(deadCg); err == nil {

@@ -272,6 +272,16 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys()))
 	}
 
+	// Container restart rules (feature ContainerRestartRules, and the
+	// RestartAllContainers action of RestartAllContainersOnContainerExits)
+	// change what the kubelet restarts on an exit; podrun restarts by
+	// restartPolicy alone, so it refuses them rather than run the pod
+	// differently (docs/kubelet-differences.md, restart-rules).
+	if len(c.RestartPolicyRules) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("restartPolicyRules"),
+			"container restart rules are not supported by podrun: it restarts containers by restartPolicy alone, and would run this pod differently from a kubelet"))
+	}
+
 	sidecar := false
 	if rp := c.RestartPolicy; rp != nil {
 		always := []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways}

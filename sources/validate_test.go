@@ -144,10 +144,15 @@ func TestValidation(t *testing.T) {
   terminationGracePeriodSeconds: -1
   initContainers:
   - {name: init, image: busybox, restartPolicy: Never}
+  - name: watcher
+    image: busybox
+    restartPolicy: Always
+    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [88]}}]
   containers:
   - {name: app, image: nginx, imagePullPolicy: Sometimes, restartPolicy: Always}`,
 			want: []string{
 				`spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"`,
+				`spec.initContainers[1].restartPolicyRules: Forbidden: container restart rules are not supported by podrun: it restarts containers by restartPolicy alone, and would run this pod differently from a kubelet`,
 				`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"`,
 				`spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers`,
 				`spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,

@@ -1,6 +1,7 @@
 package kubeletoracle
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,10 +13,15 @@ import (
 )
 
 // Side is one runtime's outcome of a manifest: its final pod and the
-// output of each container's latest run (ReadPodLogs).
+// output of each container's latest run (ReadPodLogs), or, with no pod,
+// why it did not run the manifest at all.
 type Side struct {
 	Pod  *v1.Pod
 	Logs map[string]string
+	// Refused, with Pod nil, says why the manifest never ran: podrun's
+	// error before it created anything (exit 125), or the kubelet's file
+	// source dropping it (ErrNotRun).
+	Refused string
 }
 
 // Options loosen a comparison where timing, not behaviour, decides.
@@ -37,6 +43,9 @@ type Diff struct {
 	Path    string // e.g. status.containerStatuses[web].state.exitCode
 	Podrun  string
 	Kubelet string
+	// Known is the ID of the documented, deliberate difference it is
+	// (Classify), "" while undocumented.
+	Known string
 }
 
 // Report is a comparison's result: MATCH when Diffs is empty.
@@ -62,29 +71,64 @@ func (r Report) String() string {
 }
 
 // Row is a named comparison, one line (and its differences) of a Table.
+// Err, when set, says why the comparison could not be made.
 type Row struct {
 	Name   string
 	Report Report
+	Err    string
 }
 
-// Table prints rows as "MATCH  NAME" or "DIFF   NAME" with the differing
-// fields indented below, then a count of matches.
+// Table prints rows as "MATCH  NAME", "ERROR  NAME" with why, or "DIFF
+// NAME" with the differing fields indented below, each followed by the documented difference it is
+// ("[deliberate: ID]") or "[UNDOCUMENTED]" once classified, then a count:
+// how many match, and how many of the others differ only deliberately.
 func Table(rows []Row) string {
 	var b strings.Builder
-	match := 0
+	match, deliberate, failed := 0, 0, 0
 	for _, r := range rows {
+		if r.Err != "" {
+			failed++
+			fmt.Fprintf(&b, "ERROR  %s\n         %s\n", r.Name, r.Err)
+			continue
+		}
 		if r.Report.Match() {
 			match++
 			fmt.Fprintf(&b, "MATCH  %s\n", r.Name)
 			continue
 		}
+		if len(r.Report.Undocumented()) == 0 {
+			deliberate++
+		}
 		fmt.Fprintf(&b, "DIFF   %s\n", r.Name)
 		for _, d := range r.Report.Diffs {
-			fmt.Fprintf(&b, "         %s: podrun=%s kubelet=%s\n", d.Path, strconv.Quote(d.Podrun), strconv.Quote(d.Kubelet))
+			fmt.Fprintf(&b, "         %s: podrun=%s kubelet=%s%s\n", d.Path, strconv.Quote(d.Podrun), strconv.Quote(d.Kubelet), knownText(d))
 		}
 	}
-	fmt.Fprintf(&b, "%d of %d match\n", match, len(rows))
+	fmt.Fprintf(&b, "%d of %d match; %d differ only deliberately, %d undocumented", match, len(rows), deliberate, len(rows)-match-deliberate-failed)
+	if failed > 0 {
+		fmt.Fprintf(&b, "; %d not compared (ERROR)", failed)
+	}
+	b.WriteString("\n")
 	return b.String()
+}
+
+func knownText(d Diff) string {
+	if d.Known == "" {
+		return " [UNDOCUMENTED]"
+	}
+	return " [deliberate: " + d.Known + "]"
+}
+
+// Undocumented is the report's differences that no documented difference
+// explains (Classify).
+func (r Report) Undocumented() []Diff {
+	var out []Diff
+	for _, d := range r.Diffs {
+		if d.Known == "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // absent stands for a field or container status one side does not have.
@@ -97,6 +141,10 @@ const absent = "<absent>"
 // termination message, restartCount (within RestartTolerance), ready,
 // started, and the output. Messages and output are compared after
 // normalize.
+//
+// A side that did not run the manifest (Refused) is compared by that fact
+// alone: both refusing is a match, whatever the reasons; else "outcome",
+// "refused: REASON" against "ran (PHASE)".
 func Compare(podrun, kubelet Side, o Options) Report {
 	n := newNormalizer(podrun.Pod, kubelet.Pod)
 	var r Report
@@ -105,9 +153,16 @@ func Compare(podrun, kubelet Side, o Options) Report {
 			r.Diffs = append(r.Diffs, Diff{Path: path, Podrun: p, Kubelet: k})
 		}
 	}
+	if podrun.Pod == nil || kubelet.Pod == nil {
+		if podrun.Pod != nil || kubelet.Pod != nil {
+			add("outcome", outcome(podrun), outcome(kubelet))
+		}
+		return r
+	}
 	ps, ks := podrun.Pod.Status, kubelet.Pod.Status
 	add("status.phase", string(ps.Phase), string(ks.Phase))
 	add("status.reason", ps.Reason, ks.Reason)
+	add("status.qosClass", string(ps.QOSClass), string(ks.QOSClass))
 	compareConditions(add, ps.Conditions, ks.Conditions)
 	for _, list := range []struct {
 		field   string
@@ -136,6 +191,15 @@ func Compare(podrun, kubelet Side, o Options) Report {
 		}
 	}
 	return r
+}
+
+// outcome is "refused: REASON" for a side without a pod, else "ran
+// (PHASE)".
+func outcome(s Side) string {
+	if s.Pod == nil {
+		return "refused: " + s.Refused
+	}
+	return "ran (" + string(s.Pod.Status.Phase) + ")"
 }
 
 func presence(ok bool) string {
@@ -235,6 +299,20 @@ func compareContainer(add func(path, p, k string), n *normalizer, path string, p
 	}
 	add(path+".ready", strconv.FormatBool(p.Ready), strconv.FormatBool(k.Ready))
 	add(path+".started", strconv.FormatBool(p.Started != nil && *p.Started), strconv.FormatBool(k.Started != nil && *k.Started))
+	add(path+".resources", jsonText(p.Resources), jsonText(k.Resources))
+	add(path+".allocatedResources", jsonText(p.AllocatedResources), jsonText(k.AllocatedResources))
+	add(path+".volumeMounts", jsonText(p.VolumeMounts), jsonText(k.VolumeMounts))
+	add(path+".user", jsonText(p.User), jsonText(k.User))
+}
+
+// jsonText is v as compact JSON ("null" for nothing), for fields compared
+// whole.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 func statusText(s *v1.ContainerStatus) string {
@@ -264,8 +342,42 @@ func stateFields(s v1.ContainerState) (kind, reason, exitCode, message string) {
 
 // compareOutput compares normalized outputs line by line. It reports the
 // first line that differs (" line N") with both lines, or a line one side
-// lacks as <end>; with prefix, one running out of lines is no difference.
+// lacks as <end>. With prefix, stdout and stderr are compared each on its
+// own (" line N", " stderr line N"), and one running out of lines is no
+// difference: each stream was cut at another point.
 func compareOutput(p, k string, prefix bool) (path, pv, kv string, differ bool) {
+	if p == k {
+		return "", "", "", false
+	}
+	if prefix {
+		po, pe := splitStreams(p)
+		ko, ke := splitStreams(k)
+		if path, pv, kv, differ = compareLines(po, ko, true); differ {
+			return path, pv, kv, differ
+		}
+		if path, pv, kv, differ = compareLines(pe, ke, true); differ {
+			return " stderr" + path, pv, kv, differ
+		}
+		return "", "", "", false
+	}
+	return compareLines(p, k, false)
+}
+
+// splitStreams splits a DecodeCRILog output into its stdout and stderr
+// lines.
+func splitStreams(s string) (stdout, stderr string) {
+	var o, e strings.Builder
+	for _, l := range outputLines(s) {
+		if strings.HasPrefix(l, stderrMark) {
+			e.WriteString(l + "\n")
+		} else {
+			o.WriteString(l + "\n")
+		}
+	}
+	return o.String(), e.String()
+}
+
+func compareLines(p, k string, prefix bool) (path, pv, kv string, differ bool) {
 	if p == k {
 		return "", "", "", false
 	}

@@ -73,7 +73,7 @@ func TestCompare(t *testing.T) {
 			mutate: func(p, k *Side) {
 				k.Pod.Status.ContainerStatuses[0].State.Terminated.ExitCode = 1
 			},
-			want: []Diff{{"status.containerStatuses[app].state.exitCode", "3", "1"}},
+			want: []Diff{{Path: "status.containerStatuses[app].state.exitCode", Podrun: "3", Kubelet: "1"}},
 		},
 		{
 			name: "another phase and pod reason",
@@ -83,8 +83,8 @@ func TestCompare(t *testing.T) {
 				k.Pod.Status.Phase = v1.PodPending
 			},
 			want: []Diff{
-				{"status.phase", "Failed", "Pending"},
-				{"status.reason", "OutOfmemory", "UnexpectedAdmissionError"},
+				{Path: "status.phase", Podrun: "Failed", Kubelet: "Pending"},
+				{Path: "status.reason", Podrun: "OutOfmemory", Kubelet: "UnexpectedAdmissionError"},
 			},
 		},
 		{
@@ -94,8 +94,8 @@ func TestCompare(t *testing.T) {
 				k.Pod.Status.Conditions = append(k.Pod.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
 			},
 			want: []Diff{
-				{"status.conditions[Initialized].reason", "", "PodCompleted"},
-				{"status.conditions[PodScheduled]", "<absent>", "True"},
+				{Path: "status.conditions[Initialized].reason", Podrun: "", Kubelet: "PodCompleted"},
+				{Path: "status.conditions[PodScheduled]", Podrun: "<absent>", Kubelet: "True"},
 			},
 		},
 		{
@@ -113,7 +113,7 @@ func TestCompare(t *testing.T) {
 				k.Pod.Status.ContainerStatuses[0].RestartCount = 4
 			},
 			opts: Options{RestartTolerance: 1},
-			want: []Diff{{"status.containerStatuses[app].restartCount", "2", "4"}},
+			want: []Diff{{Path: "status.containerStatuses[app].restartCount", Podrun: "2", Kubelet: "4"}},
 		},
 		{
 			name: "started unset is started false",
@@ -128,8 +128,8 @@ func TestCompare(t *testing.T) {
 				k.Pod.Status.ContainerStatuses[0].Ready = true
 			},
 			want: []Diff{
-				{"status.containerStatuses[app].ready", "false", "true"},
-				{"status.containerStatuses[app].started", "false", "true"},
+				{Path: "status.containerStatuses[app].ready", Podrun: "false", Kubelet: "true"},
+				{Path: "status.containerStatuses[app].started", Podrun: "false", Kubelet: "true"},
 			},
 		},
 		{
@@ -138,10 +138,10 @@ func TestCompare(t *testing.T) {
 				k.Pod.Status.ContainerStatuses[0].State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 			},
 			want: []Diff{
-				{"status.containerStatuses[app].state", "terminated", "waiting"},
-				{"status.containerStatuses[app].state.reason", "Error", "CrashLoopBackOff"},
-				{"status.containerStatuses[app].state.exitCode", "3", ""},
-				{"status.containerStatuses[app].state.message", "failed in pod <pod> (<uid>)", ""},
+				{Path: "status.containerStatuses[app].state", Podrun: "terminated", Kubelet: "waiting"},
+				{Path: "status.containerStatuses[app].state.reason", Podrun: "Error", Kubelet: "CrashLoopBackOff"},
+				{Path: "status.containerStatuses[app].state.exitCode", Podrun: "3", Kubelet: ""},
+				{Path: "status.containerStatuses[app].state.message", Podrun: "failed in pod <pod> (<uid>)", Kubelet: ""},
 			},
 		},
 		{
@@ -149,28 +149,28 @@ func TestCompare(t *testing.T) {
 			mutate: func(p, k *Side) {
 				k.Pod.Status.ContainerStatuses[0].State.Terminated.Message = "failed in pod web-node1 (0cc175b9c0f1b6a831c399e269772661) again"
 			},
-			want: []Diff{{"status.containerStatuses[app].state.message", "failed in pod <pod> (<uid>)", "failed in pod <pod> (<uid>) again"}},
+			want: []Diff{{Path: "status.containerStatuses[app].state.message", Podrun: "failed in pod <pod> (<uid>)", Kubelet: "failed in pod <pod> (<uid>) again"}},
 		},
 		{
 			name: "a container status only one side has",
 			mutate: func(p, k *Side) {
 				k.Pod.Status.InitContainerStatuses = nil
 			},
-			want: []Diff{{"status.initContainerStatuses[init]", "terminated (Completed)", "<absent>"}},
+			want: []Diff{{Path: "status.initContainerStatuses[init]", Podrun: "terminated (Completed)", Kubelet: "<absent>"}},
 		},
 		{
 			name: "output differs on a line",
 			mutate: func(p, k *Side) {
 				k.Logs["app"] = strings.Replace(k.Logs["app"], "(stderr) bye", "bye", 1)
 			},
-			want: []Diff{{"output[app] line 5", "(stderr) bye", "bye"}},
+			want: []Diff{{Path: "output[app] line 5", Podrun: "(stderr) bye", Kubelet: "bye"}},
 		},
 		{
 			name: "output with a line more",
 			mutate: func(p, k *Side) {
 				k.Logs["app"] += "more\n"
 			},
-			want: []Diff{{"output[app] line 6", "<end>", "more"}},
+			want: []Diff{{Path: "output[app] line 6", Podrun: "<end>", Kubelet: "more"}},
 		},
 		{
 			name: "output with a line more, as a prefix",
@@ -180,26 +180,70 @@ func TestCompare(t *testing.T) {
 			opts: Options{OutputPrefix: true},
 		},
 		{
+			name: "as a prefix, each stream on its own",
+			mutate: func(p, k *Side) {
+				p.Logs["app"] = "1\n2\n(stderr) e1\n"
+				k.Logs["app"] = "1\n2\n3\n(stderr) e1\n(stderr) e2\n"
+			},
+			opts: Options{OutputPrefix: true},
+		},
+		{
+			name: "as a prefix, a stderr line that differs",
+			mutate: func(p, k *Side) {
+				p.Logs["app"] = "1\n(stderr) e1\n"
+				k.Logs["app"] = "1\n2\n(stderr) x1\n"
+			},
+			opts: Options{OutputPrefix: true},
+			want: []Diff{{Path: "output[app] stderr line 1", Podrun: "(stderr) e1", Kubelet: "(stderr) x1"}},
+		},
+		{
 			name: "a prefix still differs on a common line",
 			mutate: func(p, k *Side) {
 				k.Logs["app"] = "host elsewhere\n"
 			},
 			opts: Options{OutputPrefix: true},
-			want: []Diff{{"output[app] line 1", "host <pod>", "host elsewhere"}},
+			want: []Diff{{Path: "output[app] line 1", Podrun: "host <pod>", Kubelet: "host elsewhere"}},
 		},
 		{
 			name: "only a final newline differs",
 			mutate: func(p, k *Side) {
 				k.Logs["app"] = strings.TrimSuffix(k.Logs["app"], "\n")
 			},
-			want: []Diff{{"output[app] end", `"\n"`, `"e"`}},
+			want: []Diff{{Path: "output[app] end", Podrun: `"\n"`, Kubelet: `"e"`}},
 		},
 		{
 			name: "output only one side has",
 			mutate: func(p, k *Side) {
 				delete(p.Logs, "init")
 			},
-			want: []Diff{{"output[init]", "<absent>", "<present>"}},
+			want: []Diff{{Path: "output[init]", Podrun: "<absent>", Kubelet: "<present>"}},
+		},
+		{
+			name: "the QoS class, a container's volume mounts and user",
+			mutate: func(p, k *Side) {
+				k.Pod.Status.QOSClass = v1.PodQOSBestEffort
+				k.Pod.Status.ContainerStatuses[0].VolumeMounts = []v1.VolumeMountStatus{{Name: "d", MountPath: "/d"}}
+				k.Pod.Status.ContainerStatuses[0].User = &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 0, GID: 0}}
+			},
+			want: []Diff{
+				{Path: "status.qosClass", Podrun: "", Kubelet: "BestEffort"},
+				{Path: "status.containerStatuses[app].volumeMounts", Podrun: "null", Kubelet: `[{"name":"d","mountPath":"/d"}]`},
+				{Path: "status.containerStatuses[app].user", Podrun: "null", Kubelet: `{"linux":{"uid":0,"gid":0}}`},
+			},
+		},
+		{
+			name: "both refused the manifest",
+			mutate: func(p, k *Side) {
+				*p = Side{Refused: "decoding: bad"}
+				*k = Side{Refused: "the kubelet did not run the pod"}
+			},
+		},
+		{
+			name: "podrun refused what the kubelet ran",
+			mutate: func(p, k *Side) {
+				*p = Side{Refused: "decoding: unknown field"}
+			},
+			want: []Diff{{Path: "outcome", Podrun: "refused: decoding: unknown field", Kubelet: "ran (Failed)"}},
 		},
 		{
 			name: "output ignored",
@@ -255,7 +299,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestReportAndTable(t *testing.T) {
-	diff := Report{Diffs: []Diff{{"status.phase", "Failed", "Pending"}, {"output[app] line 2", "a \"b\"", "<end>"}}}
+	diff := Report{Diffs: []Diff{{Path: "status.phase", Podrun: "Failed", Kubelet: "Pending"}, {Path: "output[app] line 2", Podrun: "a \"b\"", Kubelet: "<end>"}}}
 	if got, want := (Report{}).String(), "MATCH"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
@@ -263,12 +307,17 @@ func TestReportAndTable(t *testing.T) {
 	if got := diff.String(); got != wantDiff {
 		t.Errorf("String() =\n%s\nwant\n%s", got, wantDiff)
 	}
-	got := Table([]Row{{"pods/a.yaml", Report{}}, {"pods/b.yaml", diff}})
+	known := Report{Diffs: []Diff{{Path: "outcome", Podrun: "refused", Kubelet: "ran (Running)", Known: "strict"}}}
+	got := Table([]Row{{Name: "pods/a.yaml"}, {Name: "pods/b.yaml", Report: diff}, {Name: "pods/c.yaml", Report: known}, {Name: "pods/d.yaml", Err: "on the kubelet: boom"}})
 	want := `MATCH  pods/a.yaml
 DIFF   pods/b.yaml
-         status.phase: podrun="Failed" kubelet="Pending"
-         output[app] line 2: podrun="a \"b\"" kubelet="<end>"
-1 of 2 match
+         status.phase: podrun="Failed" kubelet="Pending" [UNDOCUMENTED]
+         output[app] line 2: podrun="a \"b\"" kubelet="<end>" [UNDOCUMENTED]
+DIFF   pods/c.yaml
+         outcome: podrun="refused" kubelet="ran (Running)" [deliberate: strict]
+ERROR  pods/d.yaml
+         on the kubelet: boom
+1 of 4 match; 1 differ only deliberately, 1 undocumented; 1 not compared (ERROR)
 `
 	if got != want {
 		t.Errorf("Table =\n%s\nwant\n%s", got, want)

@@ -41,6 +41,9 @@ const (
 	// finalStatusWait bounds how long after the runtime shows an ended
 	// pod stopped the kubelet may take to write the pod's final status.
 	finalStatusWait = 3 * time.Second
+	// refusalInterval spaces the looks into the kubelet's log for its file
+	// source's refusal of a manifest whose pod has not appeared.
+	refusalInterval = time.Second
 	// httpTimeout bounds one GET /pods.
 	httpTimeout = 5 * time.Second
 	// podUIDLabel is the label the kubelet puts on every sandbox and
@@ -49,8 +52,25 @@ const (
 )
 
 // ErrNotRun is returned when the kubelet never shows a placed manifest's
-// pod: its file source refused the manifest (its log says why).
+// pod: its file source refused the manifest. The error wrapping it ends
+// with the reason the kubelet logged (Refusal reads it back).
 var ErrNotRun = errors.New("the kubelet did not run the pod")
+
+// Refusal is the kubelet's reason for refusing a manifest, from an error
+// of Run that wraps ErrNotRun; "" for any other error.
+func Refusal(err error) string {
+	var r *refusedError
+	if errors.As(err, &r) {
+		return r.reason
+	}
+	return ""
+}
+
+// refusedError is ErrNotRun with the kubelet's reason.
+type refusedError struct{ reason string }
+
+func (e *refusedError) Error() string { return ErrNotRun.Error() + ": " + e.reason }
+func (e *refusedError) Unwrap() error { return ErrNotRun }
 
 // Kubelet is the testbed's oracle kubelet, as `hack/testbed.sh env`
 // describes it after kubelet-up.
@@ -136,7 +156,9 @@ var nameLocks sync.Map // "namespace/name" → *sync.Mutex
 func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Result, error) {
 	var pod v1.Pod
 	if err := yaml.Unmarshal(manifest, &pod); err != nil {
-		return nil, fmt.Errorf("decoding manifest: %w", err)
+		// The kubelet decodes much as this does: place it all the same,
+		// for the kubelet's own word on it.
+		return nil, k.refuse(ctx, manifest, err)
 	}
 	if pod.Kind != "Pod" || pod.Name == "" {
 		return nil, fmt.Errorf("decoding manifest: want one Pod with a name, got kind %q name %q", pod.Kind, pod.Name)
@@ -167,12 +189,13 @@ func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Resu
 		return nil, fmt.Errorf("connecting to the kubelet's runtime: %w", err)
 	}
 	defer rt.Close()
+	logFrom := logSize(k.Log)
 	file, err := k.place(pod.Name, manifest)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	res, waitErr := k.wait(ctx, rt, ns, name, o, start)
+	res, waitErr := k.wait(ctx, rt, ns, name, o, start, func() string { return refusalIn(k.Log, logFrom, file) })
 	if res != nil {
 		res.Elapsed = time.Since(start)
 	}
@@ -196,6 +219,27 @@ func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Resu
 		return nil, errors.Join(waitErr, err)
 	}
 	return res, waitErr
+}
+
+// refuse places a manifest Run cannot decode (decodeErr) and returns the
+// kubelet's refusal of it, as Run would (ErrNotRun with the reason it
+// logged), or an error when the kubelet says nothing of it in time.
+func (k *Kubelet) refuse(ctx context.Context, manifest []byte, decodeErr error) error {
+	logFrom := logSize(k.Log)
+	file, err := k.place("undecodable", manifest)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(file)
+	for deadline := time.Now().Add(appearTimeout); time.Now().Before(deadline); {
+		if why := refusalIn(k.Log, logFrom, file); why != "" {
+			return &refusedError{reason: why}
+		}
+		if err := sleep(ctx, refusalInterval); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("decoding manifest: %w; the kubelet logged no refusal of it in %s (see %s)", decodeErr, appearTimeout, k.Log)
 }
 
 // place writes manifest into the static pod dir as
@@ -226,8 +270,12 @@ func (k *Kubelet) place(name string, manifest []byte) (string, error) {
 // (SyncTerminatingPod), so the wait goes on until the runtime shows the
 // pod stopped and the status no longer says its sandbox is ready (or
 // finalStatusWait after the stop).
-func (k *Kubelet) wait(ctx context.Context, rt *cri.Client, ns, name string, o RunOptions, start time.Time) (*Result, error) {
+//
+// While the pod is not there, refused (every refusalInterval) looks for
+// the file source's reason in the kubelet's log: the pod never comes then.
+func (k *Kubelet) wait(ctx context.Context, rt *cri.Client, ns, name string, o RunOptions, start time.Time, refused func() string) (*Result, error) {
 	res := &Result{}
+	var refusalChecked time.Time
 	var settleBy, stoppedAt time.Time // set once the pod ended, and once the runtime shows it stopped
 	for {
 		p, err := k.findPod(ctx, ns, name)
@@ -257,6 +305,12 @@ func (k *Kubelet) wait(ctx context.Context, rt *cri.Client, ns, name string, o R
 			}
 			if !settleBy.IsZero() && time.Now().After(settleBy) {
 				return res, nil
+			}
+		}
+		if res.Pod == nil && time.Since(refusalChecked) > refusalInterval {
+			refusalChecked = time.Now()
+			if why := refused(); why != "" {
+				return nil, &refusedError{reason: why}
 			}
 		}
 		switch {
@@ -308,6 +362,20 @@ func (k *Kubelet) findPod(ctx context.Context, ns, name string) (*v1.Pod, error)
 		}
 	}
 	return nil, nil
+}
+
+// listed says whether /pods lists a pod with this UID.
+func (k *Kubelet) listed(ctx context.Context, uid string) (bool, error) {
+	pods, err := k.Pods(ctx)
+	if err != nil {
+		return false, err
+	}
+	for i := range pods {
+		if string(pods[i].UID) == uid {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Pods reads the kubelet's /pods.
@@ -380,11 +448,18 @@ func (k *Kubelet) remove(ctx context.Context, rt *cri.Client, uid string, killWi
 	}
 	podDir := filepath.Join(k.RootDir, "pods", uid)
 	for deadline := time.Now().Add(cleanupSlack); ; {
-		if _, err := os.Stat(podDir); os.IsNotExist(err) {
+		_, err := os.Stat(podDir)
+		listed, lerr := k.listed(ctx, uid)
+		if lerr != nil {
+			return fmt.Errorf("removing pod %s from the kubelet: %w", uid, lerr)
+		}
+		// Gone from its /pods too: a pod of the same name may come next
+		// (a rejected pod never had a dir, and stays listed a moment).
+		if os.IsNotExist(err) && !listed {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("removing pod %s from the kubelet: %s still there %s after its sandbox; see %s", uid, podDir, cleanupSlack, k.Log)
+			return fmt.Errorf("removing pod %s from the kubelet: %s or its /pods entry still there %s after its sandbox; see %s", uid, podDir, cleanupSlack, k.Log)
 		}
 		if err := sleep(ctx, pollInterval); err != nil {
 			return fmt.Errorf("removing pod %s from the kubelet: %w", uid, err)

@@ -37,6 +37,10 @@ type Item struct {
 	Owner string
 }
 
+// OwnerKubelet is the OWNER of a pod handed over to a kubelet (podrun
+// handover): the kubelet runs it as its own.
+const OwnerKubelet = "kubelet"
+
 // Owner is the OWNER column: "pid N" while the podrun that runs the pod
 // lives (it probes, restarts and will tear the pod down), "detached" for a
 // pod whose podrun left it running (--detach) and exited, and "pid N

@@ -1,0 +1,330 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/e2e/kubeletoracle"
+)
+
+// handoverManifest is a kubeadm-shaped etcd (docs/examples/bootstrap) on
+// ports of its own, its data in DATA; UID is a metadata.uid line or "".
+const handoverManifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd
+  namespace: kube-system
+UID
+spec:
+  hostNetwork: true
+  priorityClassName: system-node-critical
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: etcd
+    image: registry.k8s.io/etcd:3.4.23-0
+    command:
+    - etcd
+    - --name=node
+    - --data-dir=/var/lib/etcd
+    - --advertise-client-urls=http://127.0.0.1:22379
+    - --listen-client-urls=http://127.0.0.1:22379
+    - --initial-advertise-peer-urls=http://127.0.0.1:22380
+    - --listen-peer-urls=http://127.0.0.1:22380
+    - --initial-cluster=node=http://127.0.0.1:22380
+    - --listen-metrics-urls=http://127.0.0.1:22381
+    resources:
+      requests: {cpu: 100m, memory: 100Mi}
+    startupProbe:
+      httpGet: {host: 127.0.0.1, path: /health, port: 22381}
+      periodSeconds: 1
+      failureThreshold: 60
+    readinessProbe:
+      httpGet: {host: 127.0.0.1, path: /health, port: 22381}
+      periodSeconds: 1
+    volumeMounts:
+    - {name: data, mountPath: /var/lib/etcd}
+  volumes:
+  - name: data
+    hostPath: {path: DATA, type: DirectoryOrCreate}
+`
+
+// TestKubeletHandover: a node bootstrapped with `podrun -d
+// --static-pod-names` starts the real kubelet on the same manifest and the
+// same containerd, with `podrun handover` running. A client polls etcd's
+// health every 50 ms throughout; the test reports the longest time
+// without an answer and the restarts. With metadata.uid in the manifest
+// the kubelet adopts podrun's pod: same container, no restart, no failed
+// poll. Without it the kubelet makes its own copy and podrun's makes way.
+//
+// It needs the oracle kubelet (make conformance-kubelet starts it) and
+// stops and starts it (hack/testbed.sh kubelet-stop, kubelet-up); it
+// leaves it running.
+func TestKubeletHandover(t *testing.T) {
+	k, err := kubeletoracle.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgroupRoot := os.Getenv("PODRUN_TESTBED_KUBELET_CGROUP_ROOT")
+	if cgroupRoot == "" {
+		t.Fatal("PODRUN_TESTBED_KUBELET_CGROUP_ROOT is not set: eval \"$(bash hack/testbed.sh env)\" after kubelet-up")
+	}
+	ctx := context.Background()
+	rt, err := cri.Dial(ctx, k.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	t.Cleanup(func() { testbed(t, "kubelet-up") }) // as the test found it
+
+	for _, tc := range []struct {
+		name    string
+		uid     string
+		outcome string
+	}{
+		{"adopted with metadata.uid", "  uid: 6b1c1a7e-5d2f-4a43-9c1e-0d8f3a2b7c11", "adopted"},
+		{"replaced without", "", "replaced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			data := filepath.Join(t.TempDir(), "etcd")
+			m := strings.NewReplacer("UID\n", tc.uid+"\n", "DATA", data).Replace(handoverManifest)
+			if tc.uid == "" {
+				m = strings.Replace(m, "\n\n", "\n", 1)
+			}
+			file := filepath.Join(t.TempDir(), "etcd.yaml")
+			if err := os.WriteFile(file, []byte(m), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			podName := "etcd-" + k.NodeName
+			static := filepath.Join(k.StaticPodDir, "handover-etcd.yaml")
+
+			// 1. The node before its kubelet: podrun runs the manifest.
+			testbed(t, "kubelet-stop")
+			podrunArgs := []string{"-r", k.Endpoint}
+			r := e.runPodrun(append([]string{"run"}, append(podrunArgs, "-q", "-d", "--wait=ready", "--timeout", "90s",
+				"--static-pod-names", "--node-name", k.NodeName, "--cgroup-root", cgroupRoot+"/kubepods", "-f", file)...), "")
+			expectCode(t, r, 0)
+			t.Cleanup(func() {
+				// The kubelet stops its pod when its manifest goes; its
+				// sandboxes are removed here as its garbage collector would
+				// a minute later. What podrun left of an adopted pod goes
+				// with the next hand-over.
+				os.Remove(static)
+				removeSandboxesOf(t, rt, podName, 90*time.Second)
+				e.runPodrun(append([]string{"handover", "--all"}, podrunArgs...), "")
+				e.runPodrun(append([]string{"down", "--all"}, podrunArgs...), "")
+			})
+			before := runningContainers(t, rt, podName)
+			if len(before) != 1 {
+				t.Fatalf("podrun's etcd: %d running containers, want 1", len(before))
+			}
+
+			// 2. A client polls etcd from now on.
+			poll := startHealthPoll("http://127.0.0.1:22379/health", 50*time.Millisecond)
+
+			// 3. The manifest in the kubelet's static pod dir, the hand-over
+			// waiting, then the kubelet.
+			if err := os.WriteFile(static, []byte(m), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ho := e.startPodrun(append([]string{"handover", "--all", "--timeout", "120s"}, podrunArgs...), "")
+			start := time.Now()
+			testbed(t, "kubelet-up")
+			res := ho.result(150 * time.Second)
+			expectCode(t, res, 0)
+			if !strings.Contains(res.stdout, "kube-system/"+podName+"\t"+tc.outcome+"\t") {
+				t.Errorf("handover: stdout %q, want kube-system/%s %s\n%s", res.stdout, podName, tc.outcome, res)
+			}
+
+			// 4. The kubelet's pod Ready; then a little more polling.
+			kp := waitKubeletReady(t, k, podName, 90*time.Second)
+			time.Sleep(time.Second)
+			gap, failed, total := poll.stop()
+			after := runningContainers(t, rt, podName)
+			var restarts int32
+			for _, cs := range kp.Status.ContainerStatuses {
+				restarts += cs.RestartCount
+			}
+			line := fmt.Sprintf("hand-over to kubelet %s, %s: %s; the kubelet's pod Ready %s after the kubelet started; longest time without an answer from etcd %s (%d of %d polls failed); restarts %d; container %s -> %s",
+				k.Version, tc.name, tc.outcome, time.Since(start).Round(100*time.Millisecond), gap.Round(10*time.Millisecond), failed, total, restarts, short(first(before)), short(first(after)))
+			t.Log(line)
+			// make conformance-kubelet prints these after the table.
+			if f := os.Getenv("PODRUN_CONFORMANCE_REPORT"); f != "" {
+				if fh, err := os.OpenFile(f, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+					fmt.Fprintln(fh, line)
+					fh.Close()
+				}
+			}
+			switch tc.outcome {
+			case "adopted":
+				if failed != 0 || restarts != 0 || first(before) != first(after) {
+					t.Errorf("adoption: %d failed polls, %d restarts, container %s -> %s; want none, none, the same", failed, restarts, first(before), first(after))
+				}
+				r := e.runPodrun(append([]string{"ps", "-o", "wide"}, podrunArgs...), "")
+				expectCode(t, r, 0)
+				expectMatch(t, r.stdout, `(?m)^`+podName+` +1/1 +Running .* kubelet\s*$`) // one namespace: no NAMESPACE column
+			case "replaced":
+				if first(before) == first(after) {
+					t.Errorf("replaced: the same container %s runs", first(after))
+				}
+				// The kubelet's copy starts once podrun's has stopped: the
+				// gap is podrun's stop and the kubelet's start, not the
+				// kubelet's 10 s back-off.
+				if gap > 10*time.Second {
+					t.Errorf("replaced: %s without an answer; want less than the kubelet's 10 s back-off", gap)
+				}
+				if podDirs(t, e.root) != nil {
+					t.Errorf("replaced: podrun's data dirs left: %v", podDirs(t, e.root))
+				}
+			}
+		})
+	}
+}
+
+// testbed runs hack/testbed.sh with args.
+func testbed(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot, "hack", "testbed.sh")}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/testbed.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// runningContainers are the IDs of the running containers of the pods
+// named name on rt.
+func runningContainers(t *testing.T, rt *cri.Client, name string) []string {
+	t.Helper()
+	ctrs, err := rt.ListContainers(context.Background(), &runtimeapi.ContainerFilter{
+		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+		LabelSelector: map[string]string{"io.kubernetes.pod.name": name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range ctrs {
+		ids = append(ids, c.Id)
+	}
+	return ids
+}
+
+func first(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
+}
+
+// removeSandboxesOf waits until no sandbox of the pod name is ready on rt
+// (the kubelet stopped the pod), then removes them.
+func removeSandboxesOf(t *testing.T, rt *cri.Client, name string, within time.Duration) {
+	ctx := context.Background()
+	filter := &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.name": name}}
+	for deadline := time.Now().Add(within); ; time.Sleep(500 * time.Millisecond) {
+		sbs, err := rt.ListPodSandbox(ctx, filter)
+		if err != nil {
+			t.Errorf("listing the sandboxes of %s: %v", name, err)
+			return
+		}
+		ready := false
+		for _, sb := range sbs {
+			ready = ready || sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
+		}
+		if !ready {
+			for _, sb := range sbs {
+				if err := rt.StopPodSandbox(ctx, sb.Id); err != nil {
+					t.Errorf("stopping sandbox %s: %v", short(sb.Id), err)
+				}
+				if err := rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+					t.Errorf("removing sandbox %s: %v", short(sb.Id), err)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the kubelet has not stopped %s %s after its manifest went", name, within)
+			return
+		}
+	}
+}
+
+// waitKubeletReady waits until the kubelet's /pods shows the pod Ready.
+func waitKubeletReady(t *testing.T, k *kubeletoracle.Kubelet, name string, within time.Duration) *v1.Pod {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		pods, err := k.Pods(context.Background())
+		if err != nil {
+			continue
+		}
+		for i := range pods {
+			if pods[i].Name == name && podReady(&pods[i]) {
+				return &pods[i]
+			}
+		}
+	}
+	t.Fatalf("the kubelet's %s is not Ready after %s", name, within)
+	return nil
+}
+
+// healthPoll GETs a URL every interval until stopped.
+type healthPoll struct {
+	mu            sync.Mutex
+	failed, total int
+	lastOK        time.Time
+	gap           time.Duration
+	done          chan struct{}
+	wg            sync.WaitGroup
+}
+
+func startHealthPoll(url string, every time.Duration) *healthPoll {
+	p := &healthPoll{lastOK: time.Now(), done: make(chan struct{})}
+	client := &http.Client{Timeout: every * 4}
+	p.wg.Go(func() {
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(every):
+			}
+			resp, err := client.Get(url)
+			ok := err == nil && resp.StatusCode == http.StatusOK
+			if resp != nil {
+				resp.Body.Close()
+			}
+			now := time.Now()
+			p.mu.Lock()
+			p.total++
+			if ok {
+				p.lastOK = now
+			} else {
+				p.failed++
+				p.gap = max(p.gap, now.Sub(p.lastOK))
+			}
+			p.mu.Unlock()
+		}
+	})
+	return p
+}
+
+// stop ends the polling: the longest time without an answer, and how many
+// of how many polls failed.
+func (p *healthPoll) stop() (time.Duration, int, int) {
+	close(p.done)
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gap, p.failed, p.total
+}
