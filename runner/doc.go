@@ -47,6 +47,7 @@
 //	down.go        Down and stopTurns: `podrun down`
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
+//	handover.go    Handover, decideHandover: `podrun handover`, pods adopted by or replaced with a kubelet's
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
 //	testpause.go   test-only pause points at the stages of a run (e2e/faults_test.go)
