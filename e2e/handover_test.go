@@ -127,6 +127,12 @@ func TestKubeletHandover(t *testing.T) {
 				removeSandboxesOf(t, rt, podName, 90*time.Second)
 				e.runPodrun(append([]string{"handover", "--all"}, podrunArgs...), "")
 				e.runPodrun(append([]string{"down", "--all"}, podrunArgs...), "")
+				if tc.uid != "" {
+					// The adopted pod's cgroup is the kubelet's now: it
+					// removes it at a housekeeping once the sandbox is gone.
+					uid := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(tc.uid), "uid:"))
+					waitGone(t, filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods", "burstable", "pod"+uid), 60*time.Second)
+				}
 			})
 			before := runningContainers(t, rt, podName)
 			if len(before) != 1 {
@@ -192,6 +198,20 @@ func TestKubeletHandover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitGone waits until path does not exist.
+func waitGone(t *testing.T, path string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(500 * time.Millisecond) {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s still there %s later", path, within)
+			return
+		}
 	}
 }
 
