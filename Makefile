@@ -18,7 +18,7 @@ E2E_PKG ?= ./e2e/
 # namespaces, the pod network). E2E16_RUN=E2E runs them all.
 E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs|Ps|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
 
-.PHONY: help build profile demo test unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test conformance-kubelet vet clean fuzz fuzz-short
+.PHONY: help build profile demo test packages unit e2e e2e-containerd16 bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test conformance-kubelet vet clean fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -60,7 +60,12 @@ vet: ## go vet every package
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 
-unit: ## unit tests: pure tables, the fake CRI server, the CLI
+# The unit tests use one of the testbed's Debian packages: xmllint checks
+# JUnit reports against the schema.
+packages: ## install the Debian packages the tests use (needs root unless all are there)
+	bash $(TESTBED) packages
+
+unit: packages ## unit tests: pure tables, the fake CRI server, the CLI
 	$(GO) test -count=1 ./...
 
 e2e: build testbed-up ## end-to-end tests of bin/podrun against the real testbed
@@ -79,11 +84,14 @@ e2e-containerd16: build testbed-up ## the e2e subset E2E16_RUN on Debian's conta
 	s=("$${PIPESTATUS[@]}"); [[ $${s[0]} == 0 && $${s[1]} == 0 ]]
 
 # The differential test against a real kubelet (docs/kubelet-differences.md):
-# the oracle kubelet is started first and stopped after, whatever the result
+# the oracle kubelet is started first, from a clean state (kubelet-down:
+# no pods or static manifests an earlier, interrupted run left), and stopped
+# after, whatever the result
 # (kubelet-down restores the host settings it changed). The table of the run
 # is written to $(CONFORMANCE_REPORT) and printed.
 CONFORMANCE_REPORT ?= /tmp/podrun-conformance-kubelet.txt
 conformance-kubelet: build testbed-up ## every runnable corpus row on podrun and on a real kubelet, compared (undocumented differences fail); the hand-over to a real kubelet
+	bash $(TESTBED) kubelet-down
 	bash $(TESTBED) kubelet-up
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) build -o bin/testlog ./hack/testlog && \

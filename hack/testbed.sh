@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -16,6 +16,9 @@
 #          removes the testbed directory.
 #   env    print shell-sourceable settings for tests (after `up`), and
 #          the kubelet's while kubelet-up's kubelet runs.
+#   packages  install the missing Debian packages only (what `up` does
+#          first): the unit tests need one of them too (xmllint checks
+#          JUnit reports against the schema).
 #   restart-containerd [--kill]   stop this testbed's containerd (SIGTERM,
 #          or SIGKILL with --kill) and start it again with the same binary
 #          and config, leaving its shims, pods and sandboxes as they are
@@ -1298,6 +1301,17 @@ cmd_kubelet_up() (
     ss -xlnH 2>/dev/null | awk '{print $5}' | grep -qxF "$KUBELET_DEVICE_SOCKET"; then
     die "another kubelet listens on $KUBELET_DEVICE_SOCKET (a path no setting moves): not starting a second one"
   fi
+  # Manifests the oracle (e2e/kubeletoracle) placed for a run that was cut
+  # off (a killed test) would start again as pods of the same names, which
+  # the next oracle run finds "there already": a kubelet starting anew
+  # starts without them. Other static pods (the hand-over test's) stay.
+  if ! alive "$DIR/run/kubelet.pid" "$KUBELET"; then
+    for m in "$KDIR"/manifests/oracle-* "$KDIR"/manifests/.oracle-*; do
+      [[ -e $m ]] || continue
+      log "removing $m, left by an oracle run that was cut off"
+      rm -f "$m"
+    done
+  fi
   for m in "${KUBELET_HOST_DIRS[@]}"; do
     [[ -e $m ]] || grep -qxF "$m" "$KDIR/created-host-dirs" 2>/dev/null || echo "$m" >>"$KDIR/created-host-dirs"
   done
@@ -1679,13 +1693,14 @@ up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
 restart-containerd) cmd_restart_containerd "${2:-}" ;;
+packages) install_packages ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
 kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac

@@ -190,19 +190,11 @@ func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, 
 	if err != nil {
 		return err
 	}
-	infos := podInfos(sbs)
-	var errs []error
+	named, err := namedPods(sbs, args)
+	errs := []error{err}
 	want := map[string]bool{}
-	for _, a := range args {
-		found := false
-		for _, info := range infos {
-			if matchPod(a, info) {
-				want[info.SandboxID], found = true, true
-			}
-		}
-		if !found {
-			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
-		}
+	for _, info := range named {
+		want[info.SandboxID] = true
 	}
 	var chosen []*runtimeapi.PodSandbox
 	for _, sb := range sbs {

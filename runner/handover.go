@@ -234,22 +234,13 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 // the named ones (each must exist), or with all every podrun pod not
 // handed over yet.
 func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool) (map[string]*runtimeapi.PodSandbox, error) {
-	infos := podInfos(sbs)
-	var errs []error
-	want := map[string]bool{}
-	for _, a := range args {
-		found := false
-		for _, info := range infos {
-			if matchPod(a, info) {
-				want[info.UID], found = true, true
-			}
-		}
-		if !found {
-			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	named, err := namedPods(sbs, args)
+	if err != nil {
 		return nil, err
+	}
+	want := map[string]bool{}
+	for _, info := range named {
+		want[info.UID] = true
 	}
 	out := map[string]*runtimeapi.PodSandbox{}
 	for _, sb := range sbs {

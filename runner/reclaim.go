@@ -270,6 +270,27 @@ func matchPod(arg string, info PodInfo) bool {
 	return podlist.Matches(arg, info.Namespace, info.Name, info.UID)
 }
 
+// namedPods is the pods (one PodInfo per sandbox) that the arguments of
+// `podrun down` or `podrun handover` name (matchPod), and an error for
+// each argument that names none.
+func namedPods(sbs []*runtimeapi.PodSandbox, args []string) ([]PodInfo, error) {
+	infos := podInfos(sbs)
+	var named []PodInfo
+	var errs []error
+	for _, a := range args {
+		found := false
+		for _, info := range infos {
+			if matchPod(a, info) {
+				named, found = append(named, info), true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
+		}
+	}
+	return named, errors.Join(errs...)
+}
+
 // PodRef is a podrun pod as FindPod finds it: its name, namespace, UID
 // and sandboxes, newest first.
 type PodRef struct {

@@ -83,6 +83,10 @@ type Kubelet struct {
 	Endpoint     string // the CRI endpoint of its own containerd
 	NodeName     string // its node name: a static pod is named <name>-<node>
 	Log          string // its log file, for error messages
+
+	// names serializes runs of pods with the same namespace and name:
+	// the kubelet refuses a second static pod of the same full name.
+	names sync.Map // "namespace/name" → *sync.Mutex
 }
 
 // envNames maps each setting to the variable hack/testbed.sh env prints.
@@ -144,10 +148,6 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// nameLocks serializes runs of pods with the same namespace and name: the
-// kubelet refuses a second static pod of the same full name.
-var nameLocks sync.Map // "namespace/name" → *sync.Mutex
-
 // Run runs one Pod manifest (YAML or JSON, one document) on the kubelet
 // and returns its outcome once the wait podrun would do is over, the pod
 // has been stopped, and its sandboxes removed. The manifest is placed
@@ -175,7 +175,7 @@ func (k *Kubelet) Run(ctx context.Context, manifest []byte, o RunOptions) (*Resu
 	}
 	name := pod.Name + "-" + k.NodeName
 
-	mu, _ := nameLocks.LoadOrStore(ns+"/"+name, &sync.Mutex{})
+	mu, _ := k.names.LoadOrStore(ns+"/"+name, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 

@@ -36,7 +36,7 @@ func ValidateBytes(t testing.TB, schema string, report []byte) {
 func Check(schema, path string) error {
 	xmllint, err := exec.LookPath("xmllint")
 	if err != nil {
-		return &Error{Path: path, Output: "xmllint is missing: install libxml2-utils (bash hack/testbed.sh up does): " + err.Error()}
+		return &Error{Path: path, Output: "xmllint is missing: install libxml2-utils (bash hack/testbed.sh packages does): " + err.Error()}
 	}
 	out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", schema, path).CombinedOutput()
 	if err != nil {
