@@ -149,20 +149,46 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 		if s := v.HostPath; s != nil && s.Path == "" {
 			errs = append(errs, field.Required(vp.Child("hostPath", "path"), ""))
 		}
-		if s := v.ConfigMap; s != nil {
-			errs = append(errs, validateKeyToPaths(s.Items, vp.Child("configMap", "items"))...)
-		}
-		if s := v.Secret; s != nil {
-			errs = append(errs, validateKeyToPaths(s.Items, vp.Child("secret", "items"))...)
-		}
-		if s := v.DownwardAPI; s != nil {
-			errs = append(errs, validateDownwardAPIItems(s.Items, vp.Child("downwardAPI", "items"))...)
-		}
+		errs = append(errs, validateSourceItems(volumeItems(&v.VolumeSource), vp)...)
 		if s := v.Projected; s != nil {
 			errs = append(errs, validateProjections(s.Sources, vp.Child("projected", "sources"))...)
 		}
 	}
 	return names, errs
+}
+
+// volumeItems is a volume's configMap, secret and downwardAPI sources as
+// a projection's, for their items: a volume has one of them, a projection
+// source too.
+func volumeItems(v *v1.VolumeSource) v1.VolumeProjection {
+	var p v1.VolumeProjection
+	if s := v.ConfigMap; s != nil {
+		p.ConfigMap = &v1.ConfigMapProjection{Items: s.Items}
+	}
+	if s := v.Secret; s != nil {
+		p.Secret = &v1.SecretProjection{Items: s.Items}
+	}
+	if s := v.DownwardAPI; s != nil {
+		p.DownwardAPI = &v1.DownwardAPIProjection{Items: s.Items}
+	}
+	return p
+}
+
+// validateSourceItems checks the items of a volume's or a projection
+// source's configMap, secret and downwardAPI (p is the volume's or the
+// source's path).
+func validateSourceItems(src v1.VolumeProjection, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s := src.ConfigMap; s != nil {
+		errs = append(errs, validateKeyToPaths(s.Items, p.Child("configMap", "items"))...)
+	}
+	if s := src.Secret; s != nil {
+		errs = append(errs, validateKeyToPaths(s.Items, p.Child("secret", "items"))...)
+	}
+	if s := src.DownwardAPI; s != nil {
+		errs = append(errs, validateDownwardAPIItems(s.Items, p.Child("downwardAPI", "items"))...)
+	}
+	return errs
 }
 
 func validateDownwardAPIItems(items []v1.DownwardAPIVolumeFile, p *field.Path) field.ErrorList {
@@ -184,15 +210,7 @@ func validateProjections(sources []v1.VolumeProjection, p *field.Path) field.Err
 	var errs field.ErrorList
 	for i, src := range sources {
 		sp := p.Index(i)
-		if s := src.ConfigMap; s != nil {
-			errs = append(errs, validateKeyToPaths(s.Items, sp.Child("configMap", "items"))...)
-		}
-		if s := src.Secret; s != nil {
-			errs = append(errs, validateKeyToPaths(s.Items, sp.Child("secret", "items"))...)
-		}
-		if s := src.DownwardAPI; s != nil {
-			errs = append(errs, validateDownwardAPIItems(s.Items, sp.Child("downwardAPI", "items"))...)
-		}
+		errs = append(errs, validateSourceItems(src, sp)...)
 		if s := src.ServiceAccountToken; s != nil {
 			errs = append(errs, validateItemPath(s.Path, sp.Child("serviceAccountToken", "path"))...)
 		}
