@@ -152,7 +152,7 @@ func TestE2EDownAll(t *testing.T) {
 		}
 		infos = live
 		if time.Now().After(deadline) {
-			t.Skipf("not running `podrun down --all`: other podrun pods run on this node and would be torn down: %+v", infos)
+			t.Fatalf("not running `podrun down --all`: other podrun pods run on this node and would be torn down (stop them first): %+v", infos)
 		}
 		time.Sleep(time.Second)
 	}

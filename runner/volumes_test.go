@@ -45,7 +45,7 @@ func TestRunRefusesAPodWhoseConfigMapIsMissingBeforeAnything(t *testing.T) {
 
 func TestRunMountsVolumesIntoContainers(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (tmpfs and bind mounts)")
+		t.Fatal("needs root (tmpfs and bind mounts): run the unit tests as root, as make test does")
 	}
 	e := newEnv(t)
 	var mu sync.Mutex

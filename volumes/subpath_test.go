@@ -120,7 +120,7 @@ func TestCheckMounts(t *testing.T) {
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (mounts)")
+		t.Fatal("needs root (mounts): run the unit tests as root, as make test does")
 	}
 }
 
