@@ -257,6 +257,11 @@ func timedOutRow(check func(t *testing.T, pod *v1.Pod, out string)) func(c *conf
 	}
 }
 
+// timedOutFlags: the row's pod never ends; podrun's --timeout ends it
+// (exit 124). The rows that only need some output give it 30 s: the
+// conformance rows start 24 pods at once on a 2-core machine, and making
+// a sandbox then took up to 10 s, so 12 to 15 s left some containers
+// started just as the time ran out (a cold CI machine, runc 1.3).
 func timedOutFlags(timeout string) []string {
 	return []string{"--wait=complete", "--timeout", timeout, "-q", "-o", "json"}
 }
@@ -380,8 +385,8 @@ func conformanceRows() []conformanceRow {
 		return r
 	}
 	limitRange := func(path, pod string) conformanceRow {
-		return conformanceRow{path: path, verdict: "YES", flags: timedOutFlags("15s"),
-			why: "never exits: --timeout 15s (124); each container logged its line once; cnt03's requests defaulted to its limits; Burstable",
+		return conformanceRow{path: path, verdict: "YES", flags: timedOutFlags("30s"),
+			why: "never exits: --timeout 30s (124); each container logged its line once; cnt03's requests defaulted to its limits; Burstable",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				for i := 1; i <= 4; i++ {
 					expectHasLines(t, out, fmt.Sprintf("[pod/%s/busybox-cnt0%d] hello from cnt0%d", pod, i, i))
@@ -409,8 +414,8 @@ func conformanceRows() []conformanceRow {
 		idleReady("admin/dns/dnsutils.yaml", "agnhost:2.39"),
 		{path: "admin/logging/fluentd-sidecar-config.yaml", verdict: "n/a", skip: skipData},
 		{path: "admin/logging/two-files-counter-pod-agent-sidecar.yaml", verdict: "NO", skip: skipNoImage + "registry.k8s.io/fluentd-gcp; it ships logs to Google Cloud"},
-		{path: "admin/logging/two-files-counter-pod-streaming-sidecar.yaml", verdict: "YES", flags: timedOutFlags("15s"),
-			why: "never exits: --timeout 15s (124); count-log-1 and count-log-2 stream the two files of the shared emptyDir, each line prefixed with its container",
+		{path: "admin/logging/two-files-counter-pod-streaming-sidecar.yaml", verdict: "YES", flags: timedOutFlags("30s"),
+			why: "never exits: --timeout 30s (124); count-log-1 and count-log-2 stream the two files of the shared emptyDir, each line prefixed with its container",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				expectMatch(t, out, `^\[pod/counter/count-log-1\] 0: \w`, `^\[pod/counter/count-log-2\] .* INFO 0$`)
 				for _, l := range lines(out) {
@@ -464,8 +469,8 @@ func conformanceRows() []conformanceRow {
 			}},
 
 		// -------------------------------------------------------- debug/
-		{path: "debug/counter-pod-err.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "12s", "-q"},
-			why: "never exits: --timeout 12s (124); N: <date> on stdout and N: err on stderr, separated",
+		{path: "debug/counter-pod-err.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "30s", "-q"},
+			why: "never exits: --timeout 30s (124); N: <date> on stdout and N: err on stderr, separated",
 			check: func(c *conformanceCase) {
 				t := c.t
 				r := c.run()
@@ -476,8 +481,8 @@ func conformanceRows() []conformanceRow {
 					t.Errorf("the streams are mixed\n%s", r)
 				}
 			}},
-		{path: "debug/counter-pod.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "12s", "-q"},
-			why: "never exits: --timeout 12s (124); stdout 0: <date>, 1: <date>, ...",
+		{path: "debug/counter-pod.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "30s", "-q"},
+			why: "never exits: --timeout 30s (124); stdout 0: <date>, 1: <date>, ...",
 			check: func(c *conformanceCase) {
 				t := c.t
 				r := c.run()
@@ -542,15 +547,15 @@ func conformanceRows() []conformanceRow {
 				}
 			})},
 		{path: "pods/inject/configmap-envFrom.yaml", verdict: "n/a", skip: skipData},
-		{path: "pods/inject/dapi-envars-container.yaml", verdict: "YES", flags: timedOutFlags("15s"),
-			why: "YES (needs printenv): the testbed's printenv; loops under Never: --timeout 15s (124); cpu 125m/250m → 1 1, memory 32Mi/64Mi in bytes",
+		{path: "pods/inject/dapi-envars-container.yaml", verdict: "YES", flags: timedOutFlags("30s"),
+			why: "YES (needs printenv): the testbed's printenv; loops under Never: --timeout 30s (124); cpu 125m/250m → 1 1, memory 32Mi/64Mi in bytes",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				if !strings.Contains(out, "1\n1\n33554432\n67108864\n") {
 					t.Errorf("output lacks 1 1 33554432 67108864:\n%s", out)
 				}
 			})},
-		{path: "pods/inject/dapi-envars-pod.yaml", verdict: "YES", flags: append(timedOutFlags("15s"), "--node-name", "conformance-node"),
-			why: "YES (needs printenv): the testbed's printenv; loops under Never: --timeout 15s (124); node name, pod name, namespace, pod IP and an empty serviceAccountName",
+		{path: "pods/inject/dapi-envars-pod.yaml", verdict: "YES", flags: append(timedOutFlags("30s"), "--node-name", "conformance-node"),
+			why: "YES (needs printenv): the testbed's printenv; loops under Never: --timeout 30s (124); node name, pod name, namespace, pod IP and an empty serviceAccountName",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				if p.Status.PodIP == "" {
 					t.Fatalf("no podIP in the status")
@@ -560,8 +565,8 @@ func conformanceRows() []conformanceRow {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			})},
-		{path: "pods/inject/dapi-volume.yaml", verdict: "YES", flags: timedOutFlags("12s"),
-			why: "loops: --timeout 12s (124); the downwardAPI files print labels and annotations, key=\"value\" sorted",
+		{path: "pods/inject/dapi-volume.yaml", verdict: "YES", flags: timedOutFlags("30s"),
+			why: "loops: --timeout 30s (124); the downwardAPI files print labels and annotations, key=\"value\" sorted",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				want := "cluster=\"test-cluster1\"\nrack=\"rack-22\"\nzone=\"us-est-coast\"\n\nbuild=\"two\"\nbuilder=\"john-doe\""
 				if !strings.Contains(out, want) {
@@ -602,8 +607,8 @@ func conformanceRows() []conformanceRow {
 					}
 				})},
 		{path: "pods/inject/secret.yaml", verdict: "n/a", skip: skipData},
-		{path: "pods/multi-container/adapter.yaml", verdict: "YES", flags: timedOutFlags("15s"),
-			why: "never exits: --timeout 15s (124); the adapter sidecar (started before main-app) logs adapted: <date> raw event",
+		{path: "pods/multi-container/adapter.yaml", verdict: "YES", flags: timedOutFlags("30s"),
+			why: "never exits: --timeout 30s (124); the adapter sidecar (started before main-app) logs adapted: <date> raw event",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				expectMatch(t, out, `^\[pod/adapter-pattern-example/adapter\] adapted: .* raw event`)
 				if cs := containerStatus(t, p, "adapter"); cs.State.Running == nil {
@@ -611,10 +616,10 @@ func conformanceRows() []conformanceRow {
 				}
 			})},
 		{path: "pods/multi-container/ambassador.yaml", verdict: "NO", skip: skipNoImage + "docker.io/alpine/socat; it forwards to external-db.example.com"},
-		{path: "pods/multi-container/localhost.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "13s"},
+		{path: "pods/multi-container/localhost.yaml", verdict: "YES", flags: []string{"--wait=complete", "--timeout", "30s"},
 			// The sidecar's first fetch comes before web has started;
 			// 13 s leave room for two more on a loaded machine.
-			why: "the sidecar starts first and fetches http://localhost:80 from the nginx stand-in in the shared network namespace every 5 s: --timeout 13s (124), its output holds the page's first lines",
+			why: "the sidecar starts first and fetches http://localhost:80 from the nginx stand-in in the shared network namespace every 5 s: --timeout 30s (124), its output holds the page's first lines",
 			check: func(c *conformanceCase) {
 				t := c.t
 				r := c.run()
@@ -681,8 +686,8 @@ func conformanceRows() []conformanceRow {
 			}},
 		{path: "pods/probe/grpc-liveness.yaml", verdict: "PARTIAL", skip: skipNoImage + "registry.k8s.io/etcd:3.5.1-0 (a real etcd serving gRPC health)"},
 		{path: "pods/probe/http-liveness.yaml", verdict: "NO", skip: "needs the real agnhost liveness server (/healthz 200 then 500); the testbed's agnhost is an idle stand-in"},
-		{path: "pods/probe/pod-with-http-healthcheck.yaml", verdict: "YES", flags: timedOutFlags("75s"), slow: true,
-			why: "GET /_status/healthz is 404: after the 30 s delay and 3 failures (period 10 s) the nginx stand-in is killed (exits 0 on SIGTERM) and restarted: --timeout 75s (124), restartCount >= 1, an Unhealthy event",
+		{path: "pods/probe/pod-with-http-healthcheck.yaml", verdict: "YES", flags: timedOutFlags("100s"), slow: true,
+			why: "GET /_status/healthz is 404: after the 30 s delay and 3 failures (period 10 s) the nginx stand-in is killed (exits 0 on SIGTERM) and restarted: --timeout 100s (124), restartCount >= 1, an Unhealthy event",
 			check: func(c *conformanceCase) {
 				t := c.t
 				c.args = withoutFlag(c.args, "-q")
