@@ -205,9 +205,18 @@ func TestPodListerChanges(t *testing.T) {
 		}
 	}
 
+	// The detached run's own event stream ends on the server a little after
+	// the run returns; counting it as Changes' subscription would make the
+	// exit below go to no one.
+	deadline := time.Now().Add(runLimit)
+	for e.srv.EventSubscribers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the run's event stream is still open")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	changes := l.Changes(wctx, time.Hour)
-	deadline := time.Now().Add(runLimit)
 	for e.srv.EventSubscribers() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("Changes did not subscribe to the runtime's events")
