@@ -1,6 +1,7 @@
 package imageref
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,59 @@ func TestTag(t *testing.T) {
 			t.Errorf("Tag(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// referenceRegexp is distribution/reference's grammar as a regular
+// expression: the model the hand-written split is checked against.
+var referenceRegexp = func() *regexp.Regexp {
+	const (
+		component = `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
+		label     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		domain    = `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
+		name      = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
+		tag       = `[\w][\w.-]{0,127}`
+		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
+}()
+
+var identifierRegexp = regexp.MustCompile(`^[a-f0-9]{64}$`)
+
+// checkSplit compares split and isIdentifier with the regular expressions.
+func checkSplit(t *testing.T, s string) {
+	t.Helper()
+	name, tag, digest, ok := split(s)
+	m := referenceRegexp.FindStringSubmatch(s)
+	if ok != (m != nil) || ok && (name != m[1] || tag != m[2] || digest != m[3]) {
+		t.Errorf("split(%q) = %q, %q, %q, %v; the grammar's expression finds %q", s, name, tag, digest, ok, m)
+	}
+	if got, want := isIdentifier(s), identifierRegexp.MatchString(s); got != want {
+		t.Errorf("isIdentifier(%q) = %v, want %v", s, got, want)
+	}
+}
+
+var splitSeeds = []string{
+	"docker.io/library/busybox", "docker.io/library/busybox:1.36", "a", "a:b", "a@sha256:" + strings.Repeat("a", 64),
+	"a:b@sha256:" + strings.Repeat("F", 32), "127.0.0.1:35444/private/busybox:1.0", "[::1]:5000/app:v1", "[::1]/app",
+	"[]/app", "[::1]:/app", "host:/app", "Registry.Example.com/app", "reg-1.io/a/b/c", "-reg.io/a", "reg-.io/a",
+	"a..b/c", "a/b__c", "a/b___c", "a/b--c", "a/b-", "a/_b", "a/b.c_d-e", "a/b/", "/a", "a//b", "a:b/c", "a/b:c/d",
+	"a:" + strings.Repeat("t", 128), "a:" + strings.Repeat("t", 129), "a:.t", "a:_t", "a:t.-_", "a@", "a@sha256:",
+	"a@sha256:" + strings.Repeat("g", 32), "a@sha256:" + strings.Repeat("a", 31), "a@s-h.a+2_5:" + strings.Repeat("a", 32),
+	"a@-s:" + strings.Repeat("a", 32), "a@s-:" + strings.Repeat("a", 32), "a@1s:" + strings.Repeat("a", 32), "a@b@c",
+	"A", "a:b:c", "reg:5000:6000/a", "reg.io:50a/a", strings.Repeat("a", 64), strings.Repeat("A", 64), "",
+}
+
+func TestSplitMatchesTheGrammar(t *testing.T) {
+	for _, s := range splitSeeds {
+		checkSplit(t, s)
+	}
+}
+
+// FuzzSplit checks the hand-written reference parser against the grammar
+// as a regular expression, on any string.
+func FuzzSplit(f *testing.F) {
+	for _, s := range splitSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkSplit)
 }
