@@ -174,11 +174,14 @@ func volumeItems(v *v1.VolumeSource) v1.VolumeProjection {
 	return p
 }
 
-// validateSourceItems checks the items of a volume's or a projection
-// source's configMap, secret and downwardAPI (p is the volume's or the
-// source's path).
+// validateSourceItems checks the paths a volume's or a projection source's
+// configMap, secret and downwardAPI items write, and a projection's
+// serviceAccountToken path (p is the volume's or the source's path).
 func validateSourceItems(src v1.VolumeProjection, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if s := src.ServiceAccountToken; s != nil {
+		errs = append(errs, validateItemPath(s.Path, p.Child("serviceAccountToken", "path"))...)
+	}
 	if s := src.ConfigMap; s != nil {
 		errs = append(errs, validateKeyToPaths(s.Items, p.Child("configMap", "items"))...)
 	}
@@ -209,11 +212,7 @@ func validateDownwardAPIItems(items []v1.DownwardAPIVolumeFile, p *field.Path) f
 func validateProjections(sources []v1.VolumeProjection, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, src := range sources {
-		sp := p.Index(i)
-		errs = append(errs, validateSourceItems(src, sp)...)
-		if s := src.ServiceAccountToken; s != nil {
-			errs = append(errs, validateItemPath(s.Path, sp.Child("serviceAccountToken", "path"))...)
-		}
+		errs = append(errs, validateSourceItems(src, p.Index(i))...)
 	}
 	return errs
 }
