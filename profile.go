@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 
@@ -28,7 +27,7 @@ func init() {
 	if cpuPath == "" && memPath == "" {
 		return
 	}
-	debug.SetGCPercent(400) // as main
+	tuneGC() // as main
 	if memPath != "" {
 		runtime.MemProfileRate = 4096
 	}
