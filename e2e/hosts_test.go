@@ -169,3 +169,16 @@ func TestE2ETerminationMessages(t *testing.T) {
 		}
 	}
 }
+
+// The managed /etc/hosts never looks empty to a running container while
+// the next ones start (runner/etchosts.go writeHostsFile). Before the fix
+// the reader saw it empty in two of three runs.
+func TestE2EHostsFileSteadyForRunningContainers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-q", "--timeout", "90s", "-f", testdata("hosts/reader.yaml")}, "")
+	expectCode(t, r, 0)
+	if n := strings.Count(r.stdout, "MISSING"); n > 0 {
+		t.Errorf("the sidecar found no localhost in /etc/hosts %d times while the other containers started", n)
+	}
+}

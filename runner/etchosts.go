@@ -87,14 +87,26 @@ func (p *podRun) hostsMount(c *v1.Container, podIPs []string) (*runtimeapi.Mount
 		}
 	}
 	path := filepath.Join(p.dataDir, etcHostsFile)
-	content := hostsFileContent(p.pod, podIPs, names.Hostname, names.Domain, node)
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+	if err := writeHostsFile(path, hostsFileContent(p.pod, podIPs, names.Hostname, names.Domain, node)); err != nil {
 		return nil, err
 	}
 	return etcHostsMount(p.dataDir), nil
+}
+
+// writeHostsFile makes the file at path hold content, mode 0644 whatever
+// the umask. The file is bind-mounted into the pod's running containers,
+// so it is written in place (a new file would not reach them), and only
+// when its content differs: the kubelet truncates and rewrites it for
+// every start, and a container that read it in that moment, such as a
+// sidecar resolving localhost while the next container started, found no
+// localhost in it.
+func writeHostsFile(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, content) {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return os.Chmod(path, 0o644)
 }
 
 // etcHostsMount is the mount of the managed /etc/hosts of the pod whose

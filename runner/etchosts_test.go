@@ -1,7 +1,11 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,5 +77,64 @@ func TestMountsEtcHosts(t *testing.T) {
 		if got := mountsEtcHosts(tc.c, tc.hasIPs); got != tc.want {
 			t.Errorf("%s: mountsEtcHosts = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// writeHostsFile leaves a file that holds the content alone (a container
+// reading it while the next one starts never finds it empty), and writes
+// a changed one in place, where the bind mounts of running containers see it.
+func TestWriteHostsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), etcHostsFile)
+	content := []byte("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n")
+	stat := func() (os.FileInfo, *syscall.Stat_t) {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi, fi.Sys().(*syscall.Stat_t)
+	}
+	check := func(what string) {
+		t.Helper()
+		if got, err := os.ReadFile(path); err != nil || string(got) != string(content) {
+			t.Errorf("%s: the file holds %q, %v; want %q", what, got, err, content)
+		}
+		if fi, _ := stat(); fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", what, fi.Mode().Perm())
+		}
+	}
+
+	if err := writeHostsFile(path, content); err != nil {
+		t.Fatal(err)
+	}
+	check("a new file")
+	_, first := stat()
+
+	// Unchanged: not written again.
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeHostsFile(path, content); err != nil {
+		t.Fatal(err)
+	}
+	check("the same content")
+	if fi, _ := stat(); !fi.ModTime().Equal(old) {
+		t.Errorf("a file that held the content was written again (mtime %v)", fi.ModTime())
+	}
+
+	// Changed by a container: written again, in the same inode.
+	if err := os.WriteFile(path, []byte("10.0.0.9\tmine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeHostsFile(path, content); err != nil {
+		t.Fatal(err)
+	}
+	check("a changed file")
+	if _, st := stat(); st.Ino != first.Ino {
+		t.Errorf("the file was replaced (inode %d, was %d): running containers' bind mounts would not see it", st.Ino, first.Ino)
 	}
 }
