@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,5 +125,33 @@ func expectPsLines(t *testing.T, out string, res ...string) {
 		if !regexp.MustCompile(re).MatchString(lines[i]) {
 			t.Errorf("line %d %q does not match %s", i+1, lines[i], re)
 		}
+	}
+}
+
+// The runtime endpoint given on the command line wins over
+// CONTAINER_RUNTIME_ENDPOINT, before the command or after it, and the
+// variable serves when no flag is given.
+func TestRuntimeEndpointFlagBeatsEnv(t *testing.T) {
+	_, ep := startFake(t)
+	if _, errOut, code := podrunAt(t, ep, "--root-dir", t.TempDir(), "-d", "-q", "--wait=none", "-f", writeManifest(t, psPods)); code != 0 {
+		t.Fatalf("podrun -d: exit %d\n%s", code, errOut)
+	}
+	t.Cleanup(func() { podrunAt(t, ep, "down", "--all") })
+
+	t.Setenv("CONTAINER_RUNTIME_ENDPOINT", "unix://"+filepath.Join(t.TempDir(), "none.sock"))
+	for _, args := range [][]string{
+		{"--runtime-endpoint", ep, "ps"},
+		{"-r", ep, "ps"},
+		{"ps", "--runtime-endpoint", ep},
+	} {
+		out, errOut, code := podrunAt(t, "", args...)
+		if code != 0 || !strings.Contains(out, "web") {
+			t.Errorf("podrun %s with CONTAINER_RUNTIME_ENDPOINT set elsewhere: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+
+	t.Setenv("CONTAINER_RUNTIME_ENDPOINT", ep)
+	if out, errOut, code := podrunAt(t, "", "ps"); code != 0 || !strings.Contains(out, "web") {
+		t.Errorf("podrun ps with CONTAINER_RUNTIME_ENDPOINT: exit %d\n%s%s", code, out, errOut)
 	}
 }

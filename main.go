@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,14 +103,46 @@ func (e *exitError) Error() string {
 }
 
 // flagCtx returns the context that set the flag: `podrun -r X run -f Y`
-// sets -r on the app and -f on the run command, and both count.
+// sets -r on the app and -f on the run command, and both count. A flag
+// with an environment variable is set from it in every command that has
+// the flag, so a value from the command line, which differs from the
+// variable's, wins wherever it was given: `CONTAINER_RUNTIME_ENDPOINT=Y
+// podrun -r X ps` talks to X, as crictl would.
 func flagCtx(c *cli.Context, name string) *cli.Context {
+	var set []*cli.Context
 	for _, ctx := range c.Lineage() {
 		if ctx.IsSet(name) {
-			return ctx
+			set = append(set, ctx)
 		}
 	}
-	return c
+	if len(set) == 0 {
+		return c
+	}
+	for _, env := range flagEnvVars(set[0], name) {
+		if v, ok := os.LookupEnv(env); ok {
+			for _, ctx := range set {
+				if ctx.String(name) != v {
+					return ctx
+				}
+			}
+		}
+	}
+	return set[0]
+}
+
+// flagEnvVars is the environment variables of the flag name of ctx's
+// command (or app).
+func flagEnvVars(ctx *cli.Context, name string) []string {
+	flags := ctx.App.Flags
+	if ctx.Command != nil && ctx.Command.Name != "" {
+		flags = ctx.Command.Flags
+	}
+	for _, f := range flags {
+		if ef, ok := f.(interface{ GetEnvVars() []string }); ok && slices.Contains(f.Names(), name) {
+			return ef.GetEnvVars()
+		}
+	}
+	return nil
 }
 
 func str(c *cli.Context, name string) string             { return flagCtx(c, name).String(name) }
