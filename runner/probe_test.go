@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -295,5 +296,42 @@ func TestGRPCProbe(t *testing.T) {
 		if err != nil || res != tt.want || !strings.Contains(out, tt.out) {
 			t.Errorf("service %q: %v %q %v, want %v %q", tt.service, res, out, err, tt.want, tt.out)
 		}
+	}
+}
+
+// A probe under way when the run stops probing (podrun detaches, the pod
+// ends, a signal) is cut short by podrun: it gives no result and no
+// Unhealthy event. podrun -d printed "Readiness probe failed: Get ...:
+// context canceled" for a readiness probe in flight at the detach.
+func TestProbeCutShortByTheRunIsNoFailure(t *testing.T) {
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	host, port := splitAddr(t, srv.Listener.Addr().String())
+	var events []string
+	pr := newPodProber(&v1.Pod{}, nil, func(reason, format string, args ...any) {
+		events = append(events, reason+": "+fmt.Sprintf(format, args...))
+	}, time.Now)
+	spec := &v1.Probe{TimeoutSeconds: 10, ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(port))}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	_, err := pr.probe(ctx, probeReadiness, spec, &v1.Container{}, "id", host)
+	if err == nil {
+		t.Error("a probe cut short by the run gave a result")
+	}
+	if len(events) != 0 {
+		t.Errorf("a probe cut short by the run made events %q", events)
+	}
+
+	// A probe that times out on its own still fails, with its event.
+	events = nil
+	started = make(chan struct{})
+	spec.TimeoutSeconds = 1
+	res, err := pr.probe(context.Background(), probeReadiness, spec, &v1.Container{}, "id", host)
+	if err != nil || res != probeFailure || len(events) != 1 || !strings.HasPrefix(events[0], "Unhealthy: Readiness probe failed:") {
+		t.Errorf("a probe that timed out: %v %v, events %q; want Failure and one Unhealthy event", res, err, events)
 	}
 }

@@ -216,6 +216,13 @@ func (pr *podProber) probe(ctx context.Context, kind probeKind, spec *v1.Probe, 
 			break
 		}
 	}
+	if ctx.Err() != nil {
+		// The run stopped probing (it detached, ended or was interrupted)
+		// while this probe was under way: the probe was cut short by
+		// podrun, not answered by the container, so there is no result and
+		// no Unhealthy event (a kubelet's worker lets its last probe finish).
+		return probeUnknown, ctx.Err()
+	}
 	switch {
 	case err != nil:
 		pr.event("Unhealthy", "%s probe errored and resulted in unknown state: %v", kind, err)
