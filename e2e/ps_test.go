@@ -347,6 +347,16 @@ func TestE2EPsDetachedCrashAndWatch(t *testing.T) {
 		!strings.Contains(p.Status.Message, "nothing probes its containers or restarts them") {
 		t.Errorf("restartCount %d, state %+v, phase %s, message %q", cs.RestartCount, cs.State, p.Status.Phase, p.Status.Message)
 	}
+	// logs reads it as ps shows it: the instance that exited is the
+	// current one, and there is none before it (kubectl logs --previous of
+	// a container with no lastState).
+	r = e.runPodrun([]string{"logs", name}, "")
+	expectCode(t, r, 0)
+	r = e.runPodrun([]string{"logs", "--previous", name}, "")
+	expectCode(t, r, 125)
+	if want := "podrun: previous terminated container \"app\" in pod \"" + name + "\" not found\n"; r.stderr != want {
+		t.Errorf("logs --previous of a detached pod's exited container: stderr %q, want %q", r.stderr, want)
+	}
 
 	// The watch saw it go from Running (or ContainerCreating) to Error.
 	watchPrints(t, watch, `^`+name+`\s+0/1\s+Error\s+0\s`, 30*time.Second)

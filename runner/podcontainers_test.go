@@ -191,6 +191,8 @@ func TestLogInstance(t *testing.T) {
 		previous  bool
 		want      string
 		err       string
+
+		unsupervised bool // no podrun looks after the pod (detached)
 	}{
 		{name: "the running instance", policy: v1.RestartPolicyAlways, instances: []*containerStatus{running("c1", 1), exited("c0", 0, 1)}, want: "c1"},
 		{name: "previous: the one before the running one", policy: v1.RestartPolicyAlways,
@@ -211,10 +213,19 @@ func TestLogInstance(t *testing.T) {
 			err: `container "app" in pod "web" is waiting to start - no logs yet`},
 		{name: "created, never started", policy: v1.RestartPolicyNever, instances: []*containerStatus{created("c0", 0)},
 			err: `container "app" in pod "web" is waiting to start - no logs yet`},
+		// Nobody restarts a detached pod's containers: ps shows one that
+		// exited as terminated, and logs reads it the same way.
+		{name: "unsupervised: an exited instance stays terminated", policy: v1.RestartPolicyAlways, unsupervised: true,
+			instances: []*containerStatus{exited("c0", 0, 3)}, want: "c0"},
+		{name: "unsupervised: previous of a first instance that exited", policy: v1.RestartPolicyAlways, unsupervised: true,
+			instances: []*containerStatus{exited("c0", 0, 3)}, previous: true,
+			err: `previous terminated container "app" in pod "web" not found`},
+		{name: "unsupervised: previous is the instance before the exited one", policy: v1.RestartPolicyAlways, unsupervised: true,
+			instances: []*containerStatus{exited("c1", 1, 3), exited("c0", 0, 3)}, previous: true, want: "c0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := logInstance("web", tc.policy, app, tc.instances, tc.previous)
+			got, err := logInstance("web", tc.policy, app, tc.instances, tc.previous, !tc.unsupervised)
 			if !expectErr(t, err, tc.err) {
 				return
 			}

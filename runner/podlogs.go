@@ -53,8 +53,11 @@ type logState struct {
 // logStateOf derives the container's state from its instances, newest
 // first, as podStatusFor does: the newest is the current one, unless it
 // exited and will start again (it then waits, and is the last state); the
-// last state is otherwise the instance before it, once that exited.
-func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerStatus) logState {
+// last state is otherwise the instance before it, once that exited. With
+// supervised false (no podrun looks after the pod: it was detached, or its
+// podrun died) nothing starts it again, so an exited newest instance is
+// the current, terminated one, as `podrun ps` shows it (listedPod).
+func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerStatus, supervised bool) logState {
 	var s logState
 	if len(instances) == 0 {
 		return s
@@ -64,7 +67,7 @@ func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerS
 	case stateRunning:
 		s.running = newest
 	case stateExited:
-		if restarts(policy, c, newest.ExitCode) {
+		if supervised && restarts(policy, c, newest.ExitCode) {
 			s.last = newest
 			return s
 		}
@@ -80,8 +83,8 @@ func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerS
 // the kubelet's validateContainerLogStatus chooses it, with its messages:
 // with previous, the last terminated instance; else a running one, else
 // a terminated one, else the last terminated one.
-func logInstance(pod string, policy v1.RestartPolicy, c podContainer, instances []*containerStatus, previous bool) (*containerStatus, error) {
-	s := logStateOf(policy, c, instances)
+func logInstance(pod string, policy v1.RestartPolicy, c podContainer, instances []*containerStatus, previous, supervised bool) (*containerStatus, error) {
+	s := logStateOf(policy, c, instances, supervised)
 	switch {
 	case previous:
 		if s.last == nil {
@@ -199,7 +202,7 @@ func pickInstance(ctx context.Context, rt Runtime, pod *PodRef, policy v1.Restar
 	if err != nil {
 		return nil, err
 	}
-	return logInstance(pod.Name, policy, c, insts, previous)
+	return logInstance(pod.Name, policy, c, insts, previous, supervised(pod.Sandboxes))
 }
 
 // instancesOf is the status of the newest instances of the named
@@ -349,12 +352,19 @@ func (f *follower) podAlive(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return supervised(sbs), nil
+}
+
+// supervised says whether a podrun looks after the pod of sandboxes sbs
+// (restarting its containers): its newest sandbox is ready and the podrun
+// that made it still runs. sbs is sorted in place.
+func supervised(sbs []*runtimeapi.PodSandbox) bool {
 	if len(sbs) == 0 {
-		return false, nil
+		return false
 	}
 	sortSandboxesNewestFirst(sbs)
 	sb := sbs[0]
-	return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY && ownerFromLabels(sb.Labels).Alive(), nil
+	return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY && ownerFromLabels(sb.Labels).Alive()
 }
 
 // sortSandboxesNewestFirst orders sandboxes by attempt, then creation,
