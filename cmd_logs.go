@@ -126,11 +126,16 @@ func withRuntimeUntilSignal(c *cli.Context, f func(ctx context.Context, rt runne
 	return err
 }
 
-// interspersed lets the flags of `podrun logs` and `podrun exec` come
-// after POD, as kubectl takes them (`podrun logs web -f`, `podrun exec
-// web -c app -- sh`): it moves them in front of the command's arguments,
-// up to a "--", after which everything is the command to run. The flags
-// of podrun itself before the command name are skipped over.
+// podArgCommands are the commands that take POD arguments, whose flags
+// may come after them as kubectl's do.
+var podArgCommands = map[string]bool{"logs": true, "exec": true, "ps": true, "down": true, "handover": true}
+
+// interspersed lets the flags of the commands that take PODs (logs, exec,
+// ps, down, handover) come after POD, as kubectl takes them (`podrun logs
+// web -f`, `podrun exec web -c app -- sh`, `podrun ps web -o wide`,
+// `podrun down web -q`): it moves them in front of the command's
+// arguments, up to a "--", after which everything is the command to run.
+// The flags of podrun itself before the command name are skipped over.
 func interspersed(app *cli.App, args []string) []string {
 	i := 1
 	for i < len(args) && isFlag(args[i]) {
@@ -143,7 +148,7 @@ func interspersed(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[i])
-	if cmd == nil || cmd.Name != "logs" && cmd.Name != "exec" {
+	if cmd == nil || !podArgCommands[cmd.Name] {
 		return args
 	}
 	var flags, rest []string

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// interspersed moves the flags of logs and exec that follow POD in front
-// of it, up to "--", and leaves every other command alone.
+// interspersed moves the flags of the commands that take PODs that follow
+// POD in front of it, up to "--", and leaves every other command alone.
 func TestInterspersed(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
 	cases := []struct{ in, want string }{
@@ -18,8 +18,13 @@ func TestInterspersed(t *testing.T) {
 		{"podrun -r unix:///s --root-dir /r exec web -it -c app -- sh -c 'x' -f", "podrun -r unix:///s --root-dir /r exec -it -c app web -- sh -c 'x' -f"},
 		{"podrun exec -i web -- cat -", "podrun exec -i web -- cat -"},
 		{"podrun logs web --tail -1", "podrun logs --tail -1 web"},
+		{"podrun ps web -o wide", "podrun ps -o wide web"},
+		{"podrun ps web -w shop/db", "podrun ps -w web shop/db"},
+		{"podrun down web --all", "podrun down --all web"},
+		{"podrun down web -q db", "podrun down -q web db"},
+		{"podrun handover etcd-node1 --timeout 5m", "podrun handover --timeout 5m etcd-node1"},
+		{"podrun ps -- -x", "podrun ps -- -x"},
 		// Other commands, and the run's -f, are left as they are.
-		{"podrun down web --all", "podrun down web --all"},
 		{"podrun -f pod.yaml extra", "podrun -f pod.yaml extra"},
 		{"podrun run -f logs", "podrun run -f logs"},
 		{"podrun", "podrun"},

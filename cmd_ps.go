@@ -77,9 +77,10 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	args := c.Args().Slice()
 	for _, a := range args {
-		// The command line stops reading flags at the first POD (urfave/cli).
+		// Flags after a POD are moved before it (interspersed); what
+		// is left that looks like one came after "--".
 		if strings.HasPrefix(a, "-") {
-			return podrunError(fmt.Errorf("flag %s after the pod names: flags go first (podrun ps -o wide NAME)", a))
+			return podrunError(fmt.Errorf("%q is not a pod name", a))
 		}
 	}
 	return withRuntime(c, func(ctx context.Context, rt *cri.Client, sigCode func() int) error {

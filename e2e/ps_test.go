@@ -339,7 +339,8 @@ func TestE2EPsDetachedCrashAndWatch(t *testing.T) {
 	}
 	// Nothing restarts it: a while later, still Error with no restart.
 	time.Sleep(3 * time.Second)
-	r = e.runPodrun([]string{"ps", "-o", "json", name}, "")
+	// Flags after the pod, as kubectl takes them.
+	r = e.runPodrun([]string{"ps", name, "-o", "json"}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
 	cs := p.Status.ContainerStatuses[0]
@@ -366,6 +367,9 @@ func TestE2EPsDetachedCrashAndWatch(t *testing.T) {
 	if _, rows := psTable(t, wr.stdout); len(rows) < 2 {
 		t.Errorf("ps -w printed %d rows, want the first state and the Error row:\n%s", len(rows), wr.stdout)
 	}
-	r = e.runPodrun([]string{"down", "-q", name}, "")
+	r = e.runPodrun([]string{"down", name, "-q"}, "")
 	expectCode(t, r, 0)
+	if r.stderr != "" {
+		t.Errorf("down NAME -q: stderr %q, want nothing", r.stderr)
+	}
 }
