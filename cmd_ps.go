@@ -43,6 +43,8 @@ func psCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage: "`FORMAT`: table, wide, json or yaml (wide adds NODE, RUN and OWNER; json and yaml print a v1.List of v1.Pod, or the v1.Pod when one POD names one)"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Category: catOutput,
 				Usage: "after the list, print a pod again whenever it changes, as kubectl get -w (until Ctrl-C)"},
+			&cli.BoolFlag{Name: "no-headers", Category: catOutput,
+				Usage: "table and wide: print the rows without the header line, as kubectl get --no-headers"},
 		),
 		Action: func(c *cli.Context) error { return psAction(c, stdout, stderr) },
 	}
@@ -92,7 +94,7 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 			return interrupted(err, sigCode)
 		}
 		selected, missing := podlist.Select(items, args)
-		p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide")}
+		p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide"), header: boolean(c, "no-headers")}
 		if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
 			fmt.Fprintln(stderr, "No resources found")
 		}
@@ -143,7 +145,7 @@ type psPrinter struct {
 	format string
 	cols   podlist.Columns
 	table  podlist.Table
-	header bool   // printed
+	header bool   // printed, or not to be printed (--no-headers)
 	ns     string // without a NAMESPACE column: the namespace of the rows printed
 }
 

@@ -55,6 +55,15 @@ func TestCLIPs(t *testing.T) {
 		`^default     job    1/1     Running   0          \d+s +10\.99\.\d+\.\d+$`,
 		`^shop        web    1/1     Running   0          \d+s +10\.99\.\d+\.\d+$`)
 
+	// --no-headers: the rows alone, aligned among themselves.
+	out, _, code = podrunAt(t, ep, "ps", "--no-headers")
+	if code != 0 {
+		t.Fatalf("ps --no-headers: exit %d", code)
+	}
+	expectPsLines(t, out,
+		`^default   job   1/1   Running   0     \d+s +10\.99\.\d+\.\d+$`,
+		`^shop      web   1/1   Running   0     \d+s +10\.99\.\d+\.\d+$`)
+
 	out, _, code = podrunAt(t, ep, "ps", "-o", "wide", "shop/web")
 	if code != 0 {
 		t.Fatalf("ps -o wide: exit %d", code)

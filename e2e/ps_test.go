@@ -348,6 +348,12 @@ func TestE2EPsDetachedCrashAndWatch(t *testing.T) {
 		!strings.Contains(p.Status.Message, "nothing probes its containers or restarts them") {
 		t.Errorf("restartCount %d, state %+v, phase %s, message %q", cs.RestartCount, cs.State, p.Status.Phase, p.Status.Message)
 	}
+	// --no-headers: the row alone, as kubectl get --no-headers.
+	r = e.runPodrun([]string{"ps", "--no-headers", name}, "")
+	expectCode(t, r, 0)
+	if lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], name+" ") {
+		t.Errorf("ps --no-headers %s: stdout %q, want its row alone", name, r.stdout)
+	}
 	// logs reads it as ps shows it: the instance that exited is the
 	// current one, and there is none before it (kubectl logs --previous of
 	// a container with no lastState).
