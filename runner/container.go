@@ -94,6 +94,18 @@ func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 	return cfg, nil
 }
 
+// containerLogDir is the directory of the log file the runtime writes for
+// a container with cfg in a sandbox with sandboxCfg: the sandbox's
+// LogDirectory joined with the container's LogPath, as the runtime joins
+// them (the kubelet's BuildContainerLogsDirectory, <pod log dir>/<name>).
+// "" when either is unset: the runtime writes no log.
+func containerLogDir(sandboxCfg *runtimeapi.PodSandboxConfig, cfg *runtimeapi.ContainerConfig) string {
+	if sandboxCfg.GetLogDirectory() == "" || cfg.GetLogPath() == "" {
+		return ""
+	}
+	return filepath.Dir(filepath.Join(sandboxCfg.GetLogDirectory(), cfg.GetLogPath()))
+}
+
 func containerLabels(pod *v1.Pod, c *v1.Container, o Owner) map[string]string {
 	l := podLabels(pod)
 	l[labelContainerName] = c.Name

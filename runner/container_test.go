@@ -188,6 +188,29 @@ func TestContainerConfig(t *testing.T) {
 	}
 }
 
+// containerLogDir is where the runtime puts a container's log file, the
+// directory podrun makes before CreateContainer.
+func TestContainerLogDir(t *testing.T) {
+	sb := &runtimeapi.PodSandboxConfig{LogDirectory: "/var/log/pods/prod_web_uid-7"}
+	for _, tc := range []struct {
+		name    string
+		sandbox *runtimeapi.PodSandboxConfig
+		logPath string
+		want    string
+	}{
+		{"the sandbox's log dir and the container's name, from LogPath", sb, "app/3.log", "/var/log/pods/prod_web_uid-7/app"},
+		{"no LogPath: no log", sb, "", ""},
+		{"no LogDirectory: no log", &runtimeapi.PodSandboxConfig{}, "app/0.log", ""},
+		{"no sandbox config: no log", nil, "app/0.log", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := containerLogDir(tc.sandbox, &runtimeapi.ContainerConfig{LogPath: tc.logPath}); got != tc.want {
+				t.Errorf("containerLogDir = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestContainerConfigVariants(t *testing.T) {
 	cases := []struct {
 		name   string

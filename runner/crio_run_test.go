@@ -7,6 +7,9 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +134,52 @@ func TestCRIORunFailedStart(t *testing.T) {
 			}
 			if n := count(e.srv, "CreateContainer"); n != 1 {
 				t.Errorf("CreateContainer called %d times, want once", n)
+			}
+			e.assertTornDown(t)
+		})
+	}
+}
+
+// TestCRIORunMakesContainerLogDirs: CRI-O makes the sandbox's log dir but
+// not a container's, and refuses to create a container whose log file's
+// directory is missing (conmon exits 1): podrun makes <pod log dir>/<name>
+// (0755, as the kubelet) before each CreateContainer, init containers and
+// sidecars too. The output streams as the run goes; the dirs stay under
+// --pod-logs-dir and go with podrun's own log dir at teardown.
+func TestCRIORunMakesContainerLogDirs(t *testing.T) {
+	side := sh("side", "echo side up; sleep infinity")
+	always := v1.ContainerRestartPolicyAlways
+	side.RestartPolicy = &always
+	for _, outside := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pod-logs-dir %v", outside), func(t *testing.T) {
+			e := crioEnv(t)
+			e.srv.CRIOLogDirs(true)
+			if outside {
+				e.opts.PodLogsDir = t.TempDir()
+			}
+			pod := newPod("logdirs", v1.RestartPolicyNever, sh("main", "sleep 1; echo main done; exit 0"))
+			pod.Spec.InitContainers = []v1.Container{sh("init", "echo init done"), side}
+			res := e.run(t, context.Background(), pod)
+			r := res.Pods[0]
+			if !r.Reached() || r.Status.Phase != v1.PodSucceeded || res.ExitCode(0) != 0 {
+				t.Fatalf("outcome %s, phase %s, exit %d (err %v)", r.Outcome, r.Status.Phase, res.ExitCode(0), r.Err)
+			}
+			out := e.stdout.String()
+			for _, line := range []string{"[pod/logdirs/init] init done\n", "[pod/logdirs/side] side up\n", "[pod/logdirs/main] main done\n"} {
+				if !strings.Contains(out, line) {
+					t.Errorf("stdout %q lacks %q", out, line)
+				}
+			}
+			if outside {
+				for _, c := range []string{"init", "side", "main"} {
+					dir := filepath.Join(e.opts.PodLogsDir, "default_logdirs_logdirs-uid", c)
+					if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {
+						t.Errorf("%s: %v, %v; want a dir 0755", dir, fi, err)
+					}
+					if _, err := os.Stat(filepath.Join(dir, "0.log")); err != nil {
+						t.Errorf("%s's log: %v", c, err)
+					}
+				}
 			}
 			e.assertTornDown(t)
 		})

@@ -96,7 +96,11 @@ func TestReclaimDataDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if logDir != "" {
-			if err := os.MkdirAll(logDir, 0o755); err != nil {
+			// With a container's log dir and file in it, as a run makes them.
+			if err := os.MkdirAll(filepath.Join(logDir, "app"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(logDir, "app", "0.log"), nil, 0o640); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -575,6 +576,18 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
 	} else if term != nil {
 		cfg.Mounts = append(cfg.Mounts, term)
+	}
+	// Last, the directory of the container's log file, 0755 (the kubelet's
+	// generateContainerConfig): CRI-O makes only the pod's log dir, and
+	// its conmon fails the create without this one; containerd makes it
+	// itself. It goes with the pod's log dir.
+	if dir := containerLogDir(p.sandboxes[sandboxID], cfg); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			err = fmt.Errorf("create container log directory for container %s failed: %w", c.Name, err)
+			p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+			p.event("Failed", "Error: %v", err)
+			return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+		}
 	}
 	return cfg, nil
 }

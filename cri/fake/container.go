@@ -110,6 +110,11 @@ func (r *runtimeServer) CreateContainer(ctx context.Context, req *runtimeapi.Cre
 	}
 	if dir := p.cfg.GetLogDirectory(); dir != "" && cfg.GetLogPath() != "" {
 		c.logPath = filepath.Join(dir, cfg.GetLogPath())
+		if s.crio.logDirs {
+			if fi, err := os.Stat(filepath.Dir(c.logPath)); err != nil || !fi.IsDir() {
+				return nil, crioNoLogDir()
+			}
+		}
 	}
 	s.names[name] = c.id
 	s.ctrs[c.id] = c

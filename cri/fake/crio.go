@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -19,6 +20,7 @@ type crioKnobs struct {
 	removeFailedStarts bool   // a container whose start fails is removed
 	removeNotFound     bool   // RemoveContainer of an unknown ID is NotFound
 	pullWording        bool   // pull failures in containers/image's words; tokens ignored
+	logDirs            bool   // sandboxes make their log dir; containers need theirs made
 }
 
 // setCRIO changes the CRI-O knobs under the server's lock.
@@ -75,6 +77,39 @@ func (s *Server) RemoveNotFound(on bool) {
 // pull with only a token is anonymous.
 func (s *Server) CRIOPulls(on bool) {
 	s.setCRIO(func(k *crioKnobs) { k.pullWording = on })
+}
+
+// CRIOLogDirs makes the log directories as CRI-O does: RunPodSandbox
+// creates the sandbox's LogDirectory (0700, server/sandbox_run_linux.go),
+// and CreateContainer fails when the directory of the container's log
+// file (LogDirectory joined with the container's LogPath) does not exist:
+// CRI-O does not create it, and conmon, which CRI-O starts at create,
+// cannot open the log file there ("Failed to open log file: No such file
+// or directory" in CRI-O's log) and exits with 1. containerd creates that
+// directory itself (the fake, at StartContainer); the kubelet makes it
+// before every CreateContainer.
+func (s *Server) CRIOLogDirs(on bool) {
+	s.setCRIO(func(k *crioKnobs) { k.logDirs = on })
+}
+
+// crioNoLogDir is CRI-O's answer to a CreateContainer whose log file's
+// directory is missing: conmon's exit status, as a real CRI-O 1.37 run
+// answered (issue 14), with codes.Unknown, the code of an error no gRPC
+// status was made for.
+func crioNoLogDir() error {
+	return status.Error(codes.Unknown, "exit status 1")
+}
+
+// crioMakeLogDir creates a sandbox's log directory as CRI-O does when
+// CRIOLogDirs is on. Called with s.mu held.
+func (s *Server) crioMakeLogDir(dir string) error {
+	if !s.crio.logDirs || dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return status.Errorf(codes.Unknown, "create sandbox log directory: %v", err)
+	}
+	return nil
 }
 
 // crioMissing and crioUnauthorized are CRI-O's pull errors for n.

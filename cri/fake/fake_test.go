@@ -341,6 +341,42 @@ func TestLogOutput(t *testing.T) {
 	}
 }
 
+// TestCRIOLogDirs: with CRIOLogDirs, the sandbox's log directory is made
+// (0700) and a container whose log file's directory is missing is refused
+// at create, as CRI-O's conmon fails; made, it is created; without the
+// knob, as containerd, the directory is not needed at create.
+func TestCRIOLogDirs(t *testing.T) {
+	s, c := start(t)
+	s.CRIOLogDirs(true)
+	p := pod("crio-logs")
+	p.LogDirectory = filepath.Join(t.TempDir(), "ns_crio-logs_uid")
+	pid, err := c.RunPodSandbox(ctx, p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p.LogDirectory); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("sandbox log dir: %v, %v; want it made 0700", fi, err)
+	}
+	cfg := ctr("app")
+	cfg.LogPath = "app/0.log"
+	if _, err := c.CreateContainer(ctx, pid, cfg, p); status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("create without the container's log dir = %v, want Unknown, exit status 1", err)
+	}
+	if err := os.Mkdir(filepath.Join(p.LogDirectory, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer(ctx, pid, cfg, p); err != nil {
+		t.Errorf("create with the log dir made: %v", err)
+	}
+
+	s.CRIOLogDirs(false)
+	cfg = ctr("other")
+	cfg.LogPath = "other/0.log"
+	if _, err := c.CreateContainer(ctx, pid, cfg, p); err != nil {
+		t.Errorf("create without the knob: %v", err)
+	}
+}
+
 func TestFailNextDelayAndCalls(t *testing.T) {
 	s, c := start(t)
 	s.FailNext("RunPodSandbox", errors.New("boom"))

@@ -55,6 +55,9 @@ func (r *runtimeServer) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPo
 	if owner, ok := s.names[name]; ok {
 		return nil, status.Errorf(codes.Unknown, "failed to reserve sandbox name %q: name %q is reserved for %q", name, name, owner)
 	}
+	if err := s.crioMakeLogDir(cfg.GetLogDirectory()); err != nil {
+		return nil, err
+	}
 	id := s.newID("sandbox")
 	p := &sandbox{
 		id:        id,
