@@ -2,64 +2,132 @@
 
 package e2e
 
-// Pod cgroups end to end (runner/cgroups.go), on the testbed's cgroup v1
-// (hybrid) with the cgroupfs driver: the pod cgroup under --cgroup-root by
-// QoS class with the pod-level limits while the pod runs, the container's
-// own limits as the container sees them, and nothing left once the pod is
-// gone.
+// Pod cgroups end to end (runner/cgroups.go), on the node's shape
+// (nodeshape.go: cgroup v1 or v2, the runtime's cgroupfs or systemd
+// driver, which podrun finds on its own): the pod cgroup under
+// --cgroup-root by QoS class with the pod-level limits while the pod runs,
+// the container's own limits as the container sees them, and nothing left
+// once the pod is gone.
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs2"
 	v1 "k8s.io/api/core/v1"
 )
 
-// cgroupControllers are the hierarchies every pod cgroup is made in and must
-// be gone from after the run: the v1 controllers, and the hybrid mode's
-// cgroup v2 hierarchy ("unified"), where the library makes it too.
-var cgroupControllers = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "devices", "freezer", "blkio", "systemd", "unified"}
-
-// cgroupFile reads one value of a host cgroup file.
-func cgroupFile(t *testing.T, parts ...string) string {
+// expectCgroup fails the test unless the host cgroup rel holds each limit,
+// in the files of the node's cgroup version.
+func expectCgroup(t *testing.T, rel string, limits ...cgroupLimit) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{cgroupV1}, parts...)...))
-	if err != nil {
-		t.Errorf("reading host cgroup file: %v", err)
-		return ""
+	for _, m := range cgroupMismatches(rel, limits...) {
+		t.Error(m)
 	}
-	return strings.TrimSpace(string(b))
 }
 
-// expectCgroupFiles fails the test unless each host cgroup file (a path
-// below the v1 mount) holds its value.
-func expectCgroupFiles(t *testing.T, want map[string]string) {
-	t.Helper()
-	for file, w := range want {
-		if got := cgroupFile(t, file); got != w {
-			t.Errorf("host %s = %q, want %s", file, got, w)
+// cgroupMismatches describes each file of the host cgroup rel that does
+// not hold its limit.
+func cgroupMismatches(rel string, limits ...cgroupLimit) []string {
+	var out []string
+	for _, f := range shape.files(limits...) {
+		file := shape.path(rel, f)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			out = append(out, fmt.Sprintf("reading host cgroup file (%s): %v", shape, err))
+		} else if got := strings.TrimSpace(string(b)); !f.holds(got) {
+			out = append(out, fmt.Sprintf("host %s = %q, want %s (%s)", file, got, strings.Join(f.Texts, " or "), shape))
 		}
 	}
+	return out
 }
 
-// expectCgroupGone fails the test while the cgroup rel (below every v1
-// hierarchy) exists in any of them.
+// expectCgroupGone fails the test while the cgroup rel exists in any
+// hierarchy.
 func expectCgroupGone(t *testing.T, rel string) {
 	t.Helper()
-	for _, ctl := range cgroupControllers {
-		if _, err := os.Stat(filepath.Join(cgroupV1, ctl, rel)); err == nil {
-			t.Errorf("cgroup %s left behind in %s", rel, ctl)
+	if rel == "" {
+		t.Fatal("expectCgroupGone of the hierarchies' root")
+	}
+	for _, dir := range shape.cgroupDirs(rel) {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("cgroup %s left behind", dir)
 		}
+	}
+}
+
+// expectContainerSaw fails the test unless a container that printed its
+// own cgroup (testdata/e2e/cgroups/guaranteed.yaml: "<file>=<text>" for
+// each control file there, "cgroup <line>" for each line of
+// /proc/self/cgroup) saw each limit and sat in the pod cgroup podRel.
+func expectContainerSaw(t *testing.T, r result, podRel string, limits ...cgroupLimit) {
+	t.Helper()
+	seen := map[string]string{}
+	var self []string
+	for _, l := range lines(r.stdout) {
+		if c, ok := strings.CutPrefix(l, "cgroup "); ok {
+			self = append(self, c)
+		} else if file, text, ok := strings.Cut(l, "="); ok {
+			seen[file] = text
+		}
+	}
+	for _, f := range shape.files(limits...) {
+		if got, ok := seen[f.rel(shape.V2)]; !ok || !f.holds(got) {
+			t.Errorf("the container saw %s = %q, want %s (%s)\n%s", f.rel(shape.V2), got, strings.Join(f.Texts, " or "), shape, r)
+		}
+	}
+	if !shape.inPodCgroup(strings.Join(self, "\n"), podRel) {
+		t.Errorf("the container's /proc/self/cgroup does not show it in /%s (%s)\n%s", podRel, shape, r)
+	}
+}
+
+// makeCgroup makes the cgroup rel as podrun (the cgroup library) would,
+// in the hierarchies of controllers on v1, and removes it after the test
+// unless gone by then: directories with cgroupfs (on v2 with the
+// controllers enabled down to it, as the library's Apply does), the
+// slice unit with systemd (systemctl start; stopped after).
+func makeCgroup(t *testing.T, rel string, controllers ...string) {
+	t.Helper()
+	if shape.Driver == driverSystemd {
+		unit := path.Base(rel)
+		if out, err := exec.Command("systemctl", "start", unit).CombinedOutput(); err != nil {
+			t.Fatalf("systemctl start %s: %v\n%s", unit, err, out)
+		}
+		t.Cleanup(func() { exec.Command("systemctl", "stop", unit).Run() })
+		return
+	}
+	var dirs []string
+	for _, ctl := range controllers {
+		if dir := shape.controllerDir(ctl, rel); !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	for _, dir := range dirs {
+		var err error
+		if shape.V2 {
+			err = fs2.CreateCgroupPath(dir, &cgroups.Cgroup{Resources: &cgroups.Resources{}})
+		} else {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(dir) })
 	}
 }
 
 // TestE2ECgroupGuaranteed: a Guaranteed pod's container sees its memory and
-// cpu limits in its own cgroup; the pod cgroup is /podrun/pod<uid> with the
-// pod-level values while the pod runs, and is gone after the run.
+// cpu limits in its own cgroup; the pod cgroup is /podrun/pod<uid> (with
+// systemd /podrun.slice/podrun-pod<uid>.slice) with the pod-level values
+// while the pod runs, and is gone after the run.
 func TestE2ECgroupGuaranteed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -67,30 +135,26 @@ func TestE2ECgroupGuaranteed(t *testing.T) {
 	p := e.startPodrun([]string{"-f", fromTemplate(t, "cgroups/guaranteed.yaml", "UID", uid)}, "")
 	p.waitStdout("done-e2e-cgroup-g", 60*time.Second)
 
+	// 500m and 128Mi, requests and limits, of the pod and its one
+	// container alike.
+	const shares, quota, period, memory = 512, 50000, 100000, 128 << 20
+
 	// While the container sleeps: the pod cgroup on the host.
-	pod := filepath.Join("podrun", "pod"+uid)
-	expectCgroupFiles(t, map[string]string{
-		"cpu/" + pod + "/cpu.shares":               "512",
-		"cpu/" + pod + "/cpu.cfs_quota_us":         "50000",
-		"cpu/" + pod + "/cpu.cfs_period_us":        "100000",
-		"memory/" + pod + "/memory.limit_in_bytes": "134217728",
-	})
+	pod := shape.podCgroup("/podrun", v1.PodQOSGuaranteed, uid)
+	expectCgroup(t, pod, cpuShares(shares), cpuQuota(quota, period), memoryLimit(memory))
 	r := p.result(defaultRunTimeout)
 	expectCode(t, r, 0)
 
 	// What the container saw: its own cgroup, below the pod's.
-	for _, want := range []string{"mem=134217728", "quota=50000", "period=100000", "shares=512", ":memory:/podrun/pod" + uid + "/"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("container output lacks %q\n%s", want, r)
-		}
-	}
+	expectContainerSaw(t, r, pod, containerCPUShares(shares), cpuQuota(quota, period), memoryLimit(memory))
 	expectCgroupGone(t, pod)
 }
 
 // TestE2ECgroupQOSClasses: a Burstable and a BestEffort pod land under
 // burstable/ and besteffort/ of --cgroup-root, with the kubelet's shares on
 // the pods and the QoS cgroups; the whole root is gone after the run, as it
-// lies in podrun's own hierarchy (/podrun/...).
+// lies in podrun's own hierarchy (/podrun/..., with systemd
+// /podrun.slice/podrun-<root>.slice).
 func TestE2ECgroupQOSClasses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -102,25 +166,19 @@ func TestE2ECgroupQOSClasses(t *testing.T) {
 	p.waitStdout("done-e2e-cgroup-b", 60*time.Second)
 	p.waitStdout("done-e2e-cgroup-e", 30*time.Second)
 
-	rel := strings.TrimPrefix(root, "/")
-	bPod := filepath.Join(rel, "burstable", "pod"+bUID)
-	ePod := filepath.Join(rel, "besteffort", "pod"+eUID)
-	expectCgroupFiles(t, map[string]string{
-		// Burstable: shares from the request, no quota (no cpu limit),
-		// the memory limit (every container has one).
-		"cpu/" + bPod + "/cpu.shares":               "102",
-		"cpu/" + bPod + "/cpu.cfs_quota_us":         "-1",
-		"memory/" + bPod + "/memory.limit_in_bytes": "67108864",
-		"cpu/" + rel + "/burstable/cpu.shares":      "102",
-		// BestEffort: shares 2, on the pod and its QoS cgroup.
-		"cpu/" + ePod + "/cpu.shares":           "2",
-		"cpu/" + rel + "/besteffort/cpu.shares": "2",
-	})
-	if got := cgroupFile(t, "memory", ePod, "memory.limit_in_bytes"); got == "67108864" {
-		t.Errorf("the BestEffort pod got a memory limit")
-	}
+	// Burstable (100m requested, a 64Mi limit): shares from the request,
+	// no quota (no cpu limit), the memory limit (every container has
+	// one); its QoS cgroup the shares of the one pod in it.
+	const request = 100
+	expectCgroup(t, shape.podCgroup(root, v1.PodQOSBurstable, bUID),
+		cpuShares(milliCPUToShares(request)), cpuQuota(-1, 100000), memoryLimit(64<<20))
+	expectCgroup(t, shape.qosCgroup(root, v1.PodQOSBurstable), burstableShares(request))
+	// BestEffort: shares 2 and no memory limit on the pod, shares 2 on
+	// its QoS cgroup.
+	expectCgroup(t, shape.podCgroup(root, v1.PodQOSBestEffort, eUID), cpuShares(2), memoryLimit(-1))
+	expectCgroup(t, shape.qosCgroup(root, v1.PodQOSBestEffort), cpuShares(2))
 	expectCode(t, p.result(defaultRunTimeout), 0)
-	expectCgroupGone(t, rel)
+	expectCgroupGone(t, shape.rootCgroup(root))
 }
 
 // TestE2ECgroupQOSCorpus runs the corpus row pods/qos/qos-pod.yaml (read in
@@ -136,12 +194,9 @@ func TestE2ECgroupQOSCorpus(t *testing.T) {
 	if pod.Namespace != "qos-example" || pod.Status.QOSClass != v1.PodQOSGuaranteed {
 		t.Fatalf("pod %s/%s qosClass %q, want qos-example and Guaranteed", pod.Namespace, pod.Name, pod.Status.QOSClass)
 	}
-	rel := filepath.Join("podrun", "pod"+string(pod.UID))
-	expectCgroupFiles(t, map[string]string{
-		"cpu/" + rel + "/cpu.shares":               "716",
-		"cpu/" + rel + "/cpu.cfs_quota_us":         "70000",
-		"memory/" + rel + "/memory.limit_in_bytes": "209715200",
-	})
+	// 700m and 200Mi.
+	rel := shape.podCgroup("/podrun", v1.PodQOSGuaranteed, string(pod.UID))
+	expectCgroup(t, rel, cpuShares(716), cpuQuota(70000, 100000), memoryLimit(200<<20))
 	expectCode(t, e.runPodrun([]string{"down", "qos-example/qos-demo"}, ""), 0)
 	expectCgroupGone(t, rel)
 }
@@ -179,7 +234,7 @@ func TestE2ECgroupConcurrentRuns(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	expectCgroupGone(t, strings.TrimPrefix(root, "/"))
+	expectCgroupGone(t, shape.rootCgroup(root))
 }
 
 // TestE2ECgroupReclaimedWithoutSandbox: a podrun killed after making a pod's
@@ -191,17 +246,8 @@ func TestE2ECgroupReclaimedWithoutSandbox(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	uid := "e2e-reclaim-cg-" + randomSuffix(t)
-	rel := "podrun/besteffort/pod" + uid
-	for _, ctl := range []string{"cpu", "memory"} {
-		if err := os.MkdirAll(filepath.Join(cgroupV1, ctl, rel), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, ctl := range []string{"cpu", "memory"} {
-			os.Remove(filepath.Join(cgroupV1, ctl, rel))
-		}
-	})
+	rel := shape.podCgroup("/podrun", v1.PodQOSBestEffort, uid)
+	makeCgroup(t, rel, "cpu", "memory")
 	dead := 0
 	for pid := 4194000; pid > 1000; pid-- {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {

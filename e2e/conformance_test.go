@@ -325,10 +325,10 @@ func usernsRow(check func(c *conformanceCase)) func(c *conformanceCase) {
 	}
 }
 
-// cgroupRow: run detached, check the pod's QoS class and the host's cgroup
-// files of its pod cgroup (under /podrun, burstable/ or besteffort/), podrun
-// down, the cgroup is gone.
-func cgroupRow(nsName string, class v1.PodQOSClass, files map[string]string) func(c *conformanceCase) {
+// cgroupRow: run detached, check the pod's QoS class and the limits of its
+// pod cgroup on the host (under /podrun, burstable/ or besteffort/, as the
+// node's driver names them), podrun down, the cgroup is gone.
+func cgroupRow(nsName string, class v1.PodQOSClass, limits ...cgroupLimit) func(c *conformanceCase) {
 	return func(c *conformanceCase) {
 		t := c.t
 		c.e.downOnCleanup(nsName)
@@ -338,17 +338,8 @@ func cgroupRow(nsName string, class v1.PodQOSClass, files map[string]string) fun
 		if pod.Status.QOSClass != class {
 			t.Errorf("qosClass %q, want %q", pod.Status.QOSClass, class)
 		}
-		rel := "podrun"
-		if class != v1.PodQOSGuaranteed {
-			rel = filepath.Join(rel, strings.ToLower(string(class)))
-		}
-		rel = filepath.Join(rel, "pod"+string(pod.UID))
-		want := map[string]string{}
-		for file, value := range files {
-			ctl, name, _ := strings.Cut(file, "/")
-			want[filepath.Join(ctl, rel, name)] = value
-		}
-		expectCgroupFiles(t, want)
+		rel := shape.podCgroup("/podrun", class, string(pod.UID))
+		expectCgroup(t, rel, limits...)
 		expectCode(t, c.e.runPodrun([]string{"down", nsName}, ""), 0)
 		expectCgroupGone(t, rel)
 	}
@@ -431,7 +422,7 @@ func conformanceRows() []conformanceRow {
 			})},
 		{path: "admin/resource/cpu-constraints-pod.yaml", verdict: "YES", flags: detachFlags,
 			why:   "detached: Burstable pod cgroup with cpu quota 80000/100000 (limit 800m) on the host, then podrun down",
-			check: cgroupRow("constraints-cpu-demo", v1.PodQOSBurstable, map[string]string{"cpu/cpu.cfs_quota_us": "80000", "cpu/cpu.cfs_period_us": "100000"})},
+			check: cgroupRow("constraints-cpu-demo", v1.PodQOSBurstable, cpuQuota(80000, 100000))},
 		limitRange("admin/resource/limit-range-pod-1.yaml", "busybox1"),
 		limitRange("admin/resource/limit-range-pod-2.yaml", "busybox2"),
 		nginxReady("admin/resource/limit-range-pod-3.yaml", "YES", v1.PodQOSBurstable),
@@ -708,10 +699,10 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/qos/qos-pod-4.yaml", verdict: "PARTIAL", skip: skipRedis + " (its second container)"},
 		{path: "pods/qos/qos-pod-5.yaml", verdict: "YES", flags: detachFlags,
 			why:   "detached: Guaranteed, pod cgroup cpu quota 70000/100000 and memory 209715200 on the host, then podrun down",
-			check: cgroupRow("qos-example/qos-demo-5", v1.PodQOSGuaranteed, map[string]string{"cpu/cpu.cfs_quota_us": "70000", "cpu/cpu.cfs_period_us": "100000", "memory/memory.limit_in_bytes": "209715200"})},
+			check: cgroupRow("qos-example/qos-demo-5", v1.PodQOSGuaranteed, cpuQuota(70000, 100000), memoryLimit(200<<20))},
 		{path: "pods/qos/qos-pod.yaml", verdict: "YES", flags: detachFlags,
 			why:   "detached: Guaranteed, pod cgroup cpu quota 70000/100000 and memory 209715200 on the host, then podrun down",
-			check: cgroupRow("qos-example/qos-demo", v1.PodQOSGuaranteed, map[string]string{"cpu/cpu.cfs_quota_us": "70000", "cpu/cpu.cfs_period_us": "100000", "memory/memory.limit_in_bytes": "209715200"})},
+			check: cgroupRow("qos-example/qos-demo", v1.PodQOSGuaranteed, cpuQuota(70000, 100000), memoryLimit(200<<20))},
 		{path: "pods/resource/cpu-request-limit-2.yaml", verdict: "NEG", flags: []string{"--timeout", "60s"},
 			why: "cpu request 100 exceeds the node: rejected (OutOfcpu, 125)", check: rejectedRow("OutOfcpu", "cpu-demo-2")},
 		{path: "pods/resource/cpu-request-limit.yaml", verdict: "NO", skip: skipNoImage + "vish/stress"},

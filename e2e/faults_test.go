@@ -33,6 +33,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/podrun/podrun/runner"
 )
 
@@ -537,14 +539,19 @@ func concurrentRuns(t *testing.T, runs int, killed, stopped []int) {
 	e := newEnv(t)
 	suffix := randomSuffix(t)
 	cgRoot := "/podrun/e2e-conc-" + suffix
-	burstableShares := filepath.Join(cgroupV1, "cpu", cgRoot, "burstable", "cpu.shares")
-	// wantShares is the kubelet's burstable cpu.shares for the runs' pods.
-	wantShares := func(runs []int) string {
-		milli := 0
+	qos := shape.qosCgroup(cgRoot, v1.PodQOSBurstable)
+	// expectShares fails the test unless the burstable QoS cgroup's cpu
+	// shares are the kubelet's for the pods of runs (run i requests
+	// (i+1)*100m).
+	expectShares := func(when string, runs []int) {
+		t.Helper()
+		var requests []int64
 		for _, i := range runs {
-			milli += (i + 1) * 100
+			requests = append(requests, int64(i+1)*100)
 		}
-		return strconv.Itoa(max(milli*1024/1000, 2))
+		for _, m := range cgroupMismatches(qos, burstableShares(requests...)) {
+			t.Errorf("%s: %s", when, m)
+		}
 	}
 	type run struct {
 		name, ctr string
@@ -568,9 +575,7 @@ func concurrentRuns(t *testing.T, runs int, killed, stopped []int) {
 		r.ctr = id
 		everyRun = append(everyRun, i)
 	}
-	if got := strings.TrimSpace(readFile(t, burstableShares)); got != wantShares(everyRun) {
-		t.Errorf("with %d runs' pods: burstable cpu.shares %s, want %s", runs, got, wantShares(everyRun))
-	}
+	expectShares(fmt.Sprintf("with %d runs' pods", runs), everyRun)
 
 	gone := map[int]bool{}
 	for _, i := range killed {
@@ -621,9 +626,7 @@ func concurrentRuns(t *testing.T, runs int, killed, stopped []int) {
 			t.Errorf("the next run touched run %d's pod %s:\n%s", i, r.name, next.stderr)
 		}
 	}
-	if got := strings.TrimSpace(readFile(t, burstableShares)); got != wantShares(survivors) {
-		t.Errorf("with the survivors' pods %v: burstable cpu.shares %s, want %s", survivors, got, wantShares(survivors))
-	}
+	expectShares(fmt.Sprintf("with the survivors' pods %v", survivors), survivors)
 	for _, i := range survivors {
 		all[i].p.signal(syscall.SIGTERM)
 	}
@@ -633,16 +636,7 @@ func concurrentRuns(t *testing.T, runs int, killed, stopped []int) {
 		}
 	}
 	expectNothingLeft(t, e, "after every run")
-	expectCgroupGone(t, strings.TrimPrefix(cgRoot, "/"))
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Errorf("%v", err)
-	}
-	return string(b)
+	expectCgroupGone(t, shape.rootCgroup(cgRoot))
 }
 
 // restartEnv says the fault tests may restart the testbed's containerd.
@@ -724,20 +718,20 @@ func TestE2EFaultRuntimeRestart(t *testing.T) {
 		e := newEnv(t)
 		name := "e2e-restart-sandbox-" + randomSuffix(t)
 		// The pod is BestEffort under the default --cgroup-root: its cgroup,
-		// made frozen before podrun runs, holds the sandbox's first process
-		// and so the runtime's RunPodSandbox.
-		freezer := filepath.Join(cgroupV1, "freezer", "podrun", "besteffort", "pod"+name)
-		if err := os.MkdirAll(freezer, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		thaw := func() { os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("THAWED"), 0o644) }
-		t.Cleanup(func() { thaw(); os.Remove(freezer) })
-		if err := os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("FROZEN"), 0o644); err != nil {
+		// made frozen before podrun runs (v1: in the freezer hierarchy; v2:
+		// cgroup.freeze), holds the sandbox's first process and so the
+		// runtime's RunPodSandbox.
+		rel := shape.podCgroup("/podrun", v1.PodQOSBestEffort, name)
+		makeCgroup(t, rel, "freezer")
+		state, frozen, thawed := shape.freezer(rel)
+		thaw := func() { os.WriteFile(state, []byte(thawed), 0o644) }
+		t.Cleanup(thaw) // before makeCgroup's removal
+		if err := os.WriteFile(state, []byte(frozen), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		m := fromTemplate(t, "faults/restart.yaml", "NAME", name, "UID", name, "IMAGE", "busybox:1.36")
 		p := e.startPodrun([]string{"-f", m}, "")
-		sandboxID := waitFrozenProcess(t, p, freezer, 60*time.Second)
+		sandboxID := shape.sandboxOfCgroup(waitFrozenProcess(t, p, filepath.Dir(state), 60*time.Second))
 		// Thawed while containerd is down: the shim goes on making the
 		// sandbox without it.
 		restartRuntime(t, thaw)
@@ -777,7 +771,8 @@ func TestE2EFaultRuntimeRestart(t *testing.T) {
 }
 
 // waitFrozenProcess waits until a process waits in a child cgroup of the
-// frozen cgroup dir (the sandbox's, named by its ID) and returns that ID.
+// frozen cgroup dir (the sandbox's: its ID, or with systemd its scope) and
+// returns that child's name.
 func waitFrozenProcess(t *testing.T, p *proc, dir string, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

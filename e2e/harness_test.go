@@ -14,7 +14,8 @@ package e2e
 // started in the runtime; no pod data dir, pod log dir or podrun temp file in
 // the root dir and no mount below it; no file in the $TMPDIR; and, for every
 // pod the test's manifests hold, no pod cgroup (in any hierarchy, under
-// every --cgroup-root the test gave) and no cached CNI result.
+// every --cgroup-root the test gave, where the node's cgroup driver puts
+// it: nodeshape.go) and no cached CNI result.
 
 import (
 	"bytes"
@@ -52,6 +53,7 @@ var (
 	rtEndpoint  string      // CONTAINER_RUNTIME_ENDPOINT
 	repoRoot    string      // the repository, absolute
 	manifestDir string      // testdata/e2e, absolute
+	shape       nodeShape   // the node's cgroups and the runtime's cgroup driver (nodeshape.go)
 )
 
 // binaryEnv names a podrun binary to test instead of building one (make e2e
@@ -114,7 +116,33 @@ func e2eMain(m *testing.M) int {
 	if err := rtClient.CheckReady(ctx, true); err != nil {
 		return fail("the testbed's runtime at %s is not ready: %v", rtEndpoint, err)
 	}
+	if shape, err = readNodeShape(); err != nil {
+		return fail("%v", err)
+	}
+	if err := checkRuntimeDriver(ctx, shape.Driver); err != nil {
+		return fail("%v", err)
+	}
 	return m.Run()
+}
+
+// checkRuntimeDriver checks that the runtime uses the cgroup driver the
+// testbed says (cgroupDriverEnv), which the tests expect podrun to pick:
+// the one the runtime reports (CRI RuntimeConfig), or cgroupfs for a
+// runtime that does not say (containerd 1.6).
+func checkRuntimeDriver(ctx context.Context, driver string) error {
+	reported, err := rtClient.CgroupDriver(ctx)
+	switch {
+	case errors.Is(err, cri.ErrUnimplemented) || err == nil && reported == "":
+		if driver != driverCgroupfs {
+			return fmt.Errorf("$%s is %s, but the runtime at %s does not report its cgroup driver (CRI RuntimeConfig), so podrun takes cgroupfs there", cgroupDriverEnv, driver, rtEndpoint)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("asking the runtime at %s for its cgroup driver: %v", rtEndpoint, err)
+	case reported != driver:
+		return fmt.Errorf("$%s is %s (unset: cgroupfs), but the runtime at %s reports the %s cgroup driver: the testbed's env and its containerd disagree", cgroupDriverEnv, driver, rtEndpoint, reported)
+	}
+	return nil
 }
 
 // ------------------------------------------------------------ environment --
@@ -274,10 +302,6 @@ func (e *env) nodeLeftovers() []string {
 	if len(uids) == 0 {
 		return out
 	}
-	hierarchies, err := os.ReadDir(cgroupV1)
-	if err != nil {
-		t.Errorf("cleanliness check: %v", err)
-	}
 	results := cniResults(t)
 	for _, uid := range uids {
 		if inUseElsewhere(t, e, uid) {
@@ -287,14 +311,7 @@ func (e *env) nodeLeftovers() []string {
 			if root == "" {
 				continue
 			}
-			for _, qos := range []string{"", "burstable", "besteffort"} {
-				rel := filepath.Join(strings.TrimPrefix(root, "/"), qos, "pod"+uid)
-				for _, h := range hierarchies {
-					if _, err := os.Stat(filepath.Join(cgroupV1, h.Name(), rel)); err == nil {
-						out = append(out, fmt.Sprintf("pod cgroup /%s in the %s hierarchy", rel, h.Name()))
-					}
-				}
-			}
+			out = append(out, podCgroupsLeft(root, uid)...)
 		}
 		for _, f := range results[uid] {
 			out = append(out, fmt.Sprintf("CNI result %s of pod UID %s", f, uid))
@@ -324,9 +341,20 @@ func inUseElsewhere(t *testing.T, e *env, uid string) bool {
 	return len(sandboxesLabelled(t, "io.kubernetes.pod.uid", uid)) > 0
 }
 
-// cgroupV1 is the testbed's cgroup v1 mount point, a directory of
-// hierarchies.
-const cgroupV1 = "/sys/fs/cgroup"
+// podCgroupsLeft describes the pod cgroups of the pod uid, of any QoS
+// class, that exist under the --cgroup-root root, in any hierarchy: where
+// podrun makes them with the node's driver (nodeShape.podCgroup).
+func podCgroupsLeft(root, uid string) []string {
+	var out []string
+	for _, qos := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {
+		for _, dir := range shape.cgroupDirs(shape.podCgroup(root, qos, uid)) {
+			if _, err := os.Stat(dir); err == nil {
+				out = append(out, "pod cgroup "+dir)
+			}
+		}
+	}
+	return out
+}
 
 // cniResultsDir is where libcni caches the result of each ADD (the runtime
 // gives it no other dir): "<network>-<sandbox ID>-<ifname>", JSON with the

@@ -89,13 +89,8 @@ func expectNoTrace(t *testing.T, e *env, args []string) {
 		t.Errorf("mounts left under the root dir: %v", ms)
 	}
 	for _, uid := range podUIDs(t, args) {
-		for _, ctl := range cgroupControllers {
-			for _, qos := range []string{"", "burstable", "besteffort"} {
-				p := filepath.Join(cgroupV1, ctl, "podrun", qos, "pod"+uid)
-				if _, err := os.Stat(p); err == nil {
-					t.Errorf("pod cgroup left: %s", p)
-				}
-			}
+		for _, l := range podCgroupsLeft("/podrun", uid) {
+			t.Errorf("left: %s", l)
 		}
 	}
 }
