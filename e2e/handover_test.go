@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -82,6 +83,15 @@ func TestKubeletHandover(t *testing.T) {
 	if cgroupRoot == "" {
 		t.Fatal("PODRUN_TESTBED_KUBELET_CGROUP_ROOT is not set: eval \"$(bash hack/testbed.sh env)\" after kubelet-up")
 	}
+	// The kubelet's pods: kubepods below its cgroup root ("/" as kubeadm
+	// sets it up: /kubepods, kubepods.slice with systemd), in the shape
+	// of the node with the driver of the kubelet and its containerd.
+	podsRoot := kubeletPodsRoot(cgroupRoot)
+	kubelet := shape
+	const driverEnv = "PODRUN_TESTBED_KUBELET_CGROUP_DRIVER"
+	if kubelet.Driver, err = parseCgroupDriver(driverEnv, cmp.Or(os.Getenv(driverEnv), shape.Driver)); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	rt, err := cri.Dial(ctx, k.Endpoint)
 	if err != nil {
@@ -116,8 +126,18 @@ func TestKubeletHandover(t *testing.T) {
 			testbed(t, "kubelet-stop")
 			podrunArgs := []string{"-r", k.Endpoint}
 			r := e.runPodrun(append([]string{"run"}, append(podrunArgs, "-q", "-d", "--wait=ready", "--timeout", "90s",
-				"--static-pod-names", "--node-name", k.NodeName, "--cgroup-root", cgroupRoot+"/kubepods", "-f", file)...), "")
+				"--static-pod-names", "--node-name", k.NodeName, "--cgroup-root", podsRoot, "-f", file)...), "")
 			expectCode(t, r, 0)
+			// The etcd pod is Burstable; with metadata.uid podrun's pod
+			// cgroup is where the kubelet looks for its own (the kubelet's
+			// driver is its containerd's, which podrun picks).
+			uid := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(tc.uid), "uid:"))
+			podCgroup := kubelet.controllerDir("memory", kubelet.podCgroup(podsRoot, v1.PodQOSBurstable, uid))
+			if uid != "" {
+				if _, err := os.Stat(podCgroup); err != nil {
+					t.Errorf("podrun's pod cgroup is not where the kubelet (%s) looks for it: %v", kubelet, err)
+				}
+			}
 			t.Cleanup(func() {
 				// The kubelet stops its pod when its manifest goes; its
 				// sandboxes are removed here as its garbage collector would
@@ -127,11 +147,10 @@ func TestKubeletHandover(t *testing.T) {
 				removeSandboxesOf(t, rt, podName, 90*time.Second)
 				e.runPodrun(append([]string{"handover", "--all"}, podrunArgs...), "")
 				e.runPodrun(append([]string{"down", "--all"}, podrunArgs...), "")
-				if tc.uid != "" {
+				if uid != "" {
 					// The adopted pod's cgroup is the kubelet's now: it
 					// removes it at a housekeeping once the sandbox is gone.
-					uid := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(tc.uid), "uid:"))
-					waitGone(t, filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods", "burstable", "pod"+uid), 60*time.Second)
+					waitGone(t, podCgroup, 60*time.Second)
 				}
 			})
 			before := runningContainers(t, rt, podName)
@@ -179,6 +198,9 @@ func TestKubeletHandover(t *testing.T) {
 			case "adopted":
 				if failed != 0 || restarts != 0 || first(before) != first(after) {
 					t.Errorf("adoption: %d failed polls, %d restarts, container %s -> %s; want none, none, the same", failed, restarts, first(before), first(after))
+				}
+				if _, err := os.Stat(podCgroup); err != nil {
+					t.Errorf("adoption: the pod cgroup the kubelet took over: %v", err)
 				}
 				r := e.runPodrun(append([]string{"ps", "-o", "wide"}, podrunArgs...), "")
 				expectCode(t, r, 0)

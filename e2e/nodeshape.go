@@ -70,23 +70,23 @@ func (s nodeShape) String() string {
 	return v + ", " + s.Driver + " driver"
 }
 
-// parseCgroupDriver is the driver cgroupDriverEnv names: "" is cgroupfs,
-// anything but cgroupfs and systemd an error.
-func parseCgroupDriver(v string) (string, error) {
+// parseCgroupDriver is the driver the environment variable env says, v:
+// "" is cgroupfs, anything but cgroupfs and systemd an error.
+func parseCgroupDriver(env, v string) (string, error) {
 	switch v {
 	case "":
 		return driverCgroupfs, nil
 	case driverCgroupfs, driverSystemd:
 		return v, nil
 	}
-	return "", fmt.Errorf("$%s is %q: want cgroupfs or systemd (the cgroup driver of the testbed's runtime; unset means cgroupfs)", cgroupDriverEnv, v)
+	return "", fmt.Errorf("$%s is %q: want cgroupfs or systemd (the cgroup driver of the testbed's runtime; unset means cgroupfs)", env, v)
 }
 
 // readNodeShape reads the node: statfs of the cgroup mount (cgroup2fs:
 // v2; otherwise v1 with a directory per hierarchy) and the driver from
 // cgroupDriverEnv.
 func readNodeShape() (nodeShape, error) {
-	driver, err := parseCgroupDriver(os.Getenv(cgroupDriverEnv))
+	driver, err := parseCgroupDriver(cgroupDriverEnv, os.Getenv(cgroupDriverEnv))
 	if err != nil {
 		return nodeShape{}, err
 	}

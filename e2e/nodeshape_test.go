@@ -30,7 +30,7 @@ var (
 
 func TestNodeShapeDriver(t *testing.T) {
 	for v, want := range map[string]string{"": "cgroupfs", "cgroupfs": "cgroupfs", "systemd": "systemd", "Systemd": "", "cgroupfs ": "", "none": ""} {
-		got, err := parseCgroupDriver(v)
+		got, err := parseCgroupDriver(cgroupDriverEnv, v)
 		if got != want || (err != nil) != (want == "") {
 			t.Errorf("parseCgroupDriver(%q) = %q, %v; want %q", v, got, err, want)
 		}
