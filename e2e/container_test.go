@@ -123,7 +123,7 @@ func TestE2EContainerOOMScoreAdj(t *testing.T) {
 	burstable = min(max(burstable, 3), 999)
 	// The testbed's containerd runs with restrict_oom_score_adj: no
 	// container goes below containerd's own score.
-	guaranteed := max(-997, ownOOMScoreAdj(t, "containerd"))
+	guaranteed := max(-997, runtimeOOMScoreAdj(t))
 	for name, want := range map[string]int64{"e2e-oom-besteffort": 1000, "e2e-oom-burstable": burstable, "e2e-oom-guaranteed": int64(guaranteed)} {
 		if v, ok := got[name]; !ok || int64(v) != want {
 			t.Errorf("%s: oom_score_adj = %d (seen %v), want %d\n%s", name, v, ok, want, r)
@@ -147,20 +147,29 @@ func memTotalBytes(t *testing.T) int64 {
 	return 0
 }
 
-// ownOOMScoreAdj is the oom_score_adj of the first process named comm.
-func ownOOMScoreAdj(t *testing.T, comm string) int {
+// runtimeOOMScoreAdj is the oom_score_adj of the testbed's containerd,
+// the one of its pid file: not the first process named containerd, which
+// on a systemd node may be the distribution's containerd.service (-999)
+// or the oracle kubelet's.
+func runtimeOOMScoreAdj(t *testing.T) int {
 	t.Helper()
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		if b, err := os.ReadFile(filepath.Join(d, "comm")); err == nil && strings.TrimSpace(string(b)) == comm {
-			if b, err := os.ReadFile(filepath.Join(d, "oom_score_adj")); err == nil {
-				v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-				return v
-			}
-		}
+	dir := os.Getenv("PODRUN_TESTBED_DIR")
+	if dir == "" {
+		t.Fatal("PODRUN_TESTBED_DIR is not set: eval \"$(bash hack/testbed.sh env)\"")
 	}
-	t.Fatalf("no %s process", comm)
-	return 0
+	pid, err := os.ReadFile(filepath.Join(dir, "run", "containerd.pid"))
+	if err != nil {
+		t.Fatalf("the testbed's containerd: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "oom_score_adj"))
+	if err != nil {
+		t.Fatalf("the testbed's containerd: %v", err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("the testbed's containerd's oom_score_adj: %v", err)
+	}
+	return v
 }
 
 func TestE2EContainerSysctl(t *testing.T) {
