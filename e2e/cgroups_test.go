@@ -89,6 +89,19 @@ func expectContainerSaw(t *testing.T, r result, podRel string, limits ...cgroupL
 	}
 }
 
+// cgroupsWithProcesses counts the child cgroups of dir that hold a
+// process.
+func cgroupsWithProcesses(dir string) int {
+	entries, _ := os.ReadDir(dir)
+	n := 0
+	for _, en := range entries {
+		if b, err := os.ReadFile(filepath.Join(dir, en.Name(), "cgroup.procs")); en.IsDir() && err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // makeCgroup makes the cgroup rel as podrun (the cgroup library) would,
 // in the hierarchies of controllers on v1, and removes it after the test
 // unless gone by then: directories with cgroupfs (on v2 with the
@@ -142,6 +155,12 @@ func TestE2ECgroupGuaranteed(t *testing.T) {
 	// While the container sleeps: the pod cgroup on the host.
 	pod := shape.podCgroup("/podrun", v1.PodQOSGuaranteed, uid)
 	expectCgroup(t, pod, cpuShares(shares), cpuQuota(quota, period), memoryLimit(memory))
+	// The sandbox's and the container's cgroups below it, each holding
+	// its process (on v2 the container cannot tell: its cgroup namespace
+	// starts at its own).
+	if n := cgroupsWithProcesses(shape.controllerDir("memory", pod)); n != 2 {
+		t.Errorf("%d cgroups with processes below the pod cgroup %s, want 2: the sandbox's and the container's", n, pod)
+	}
 	r := p.result(defaultRunTimeout)
 	expectCode(t, r, 0)
 
