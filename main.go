@@ -207,7 +207,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot, Category: catNode,
 			Usage: "`CGROUP` under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
 		&cli.StringFlag{Name: "cgroup-driver", Category: catRuntime,
-			Usage: "`DRIVER`: cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig), else cgroupfs"},
+			Usage: "`DRIVER`: cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig, else its status info), else cgroupfs"},
 		&cli.StringSliceFlag{Name: "system-reserved", Category: catNode,
 			Usage: "`RESOURCES` held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
 		&cli.StringSliceFlag{Name: "node-labels", Category: catNode,

@@ -87,7 +87,7 @@ func checkConditions(st *runtimeapi.RuntimeStatus, needNetwork bool) error {
 }
 
 // CgroupDriver asks the runtime which cgroup driver it uses (the CRI
-// RuntimeConfig call, containerd ≥ 1.7 and CRI-O ≥ 1.28): "systemd" or
+// RuntimeConfig call, containerd ≥ 2.0 and CRI-O ≥ 1.28): "systemd" or
 // "cgroupfs". A runtime that does not implement the call gives an error
 // matching ErrUnimplemented; one that answers without a Linux config gives "".
 func (c *Client) CgroupDriver(ctx context.Context) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,5 +122,60 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 	}
 	if exists(filepath.Join(fsRoot, "cpu", "podrun")) {
 		t.Error("the root is left after the last pod")
+	}
+}
+
+// containerd 1.6 and 1.7 answer no RuntimeConfig; where their status
+// info has SystemdCgroup = true (what kubeadm sets up), podrun names the
+// pod cgroup a systemd slice and hands the runtime that slice as the
+// sandbox's parent — before, it assumed cgroupfs and handed it
+// /podrun/pod<uid>, which runc refused. One Status and one RuntimeConfig,
+// as before; ps shows the pod cgroup, the driver and where it came from.
+func TestContainerd16SystemdPodCgroups(t *testing.T) {
+	srv, rt, opts, _, _ := cgRunEnv(t)
+	srv.SetStatusInfo(statusInfoFile(t, "status-containerd-1.6-systemd.json"))
+	ctx := context.Background()
+	srv.ResetCalls()
+	facts, err := GatherFacts(ctx, rt, []*v1.Pod{factsPod(true)}, factsConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const source = `from the runtime's status info: containerd's default runtime "runc": SystemdCgroup = true`
+	if facts.CgroupDriver != cgroups.DriverSystemd || facts.CgroupDriverSource.String() != source {
+		t.Fatalf("driver %q, %s; want systemd, %s", facts.CgroupDriver, facts.CgroupDriverSource, source)
+	}
+	if calls := srv.Calls(); !slices.Equal(calls, []string{"Status", "RuntimeConfig"}) {
+		t.Errorf("calls %v, want one Status and one RuntimeConfig", calls)
+	}
+	srv.ResetCalls()
+	c := factsConfig(t)
+	c.CgroupDriver = cgroups.DriverCgroupfs
+	if f, err := GatherFacts(ctx, rt, []*v1.Pod{factsPod(true)}, c); err != nil || f.CgroupDriver != cgroups.DriverCgroupfs ||
+		f.CgroupDriverSource.String() != "from --cgroup-driver" || slices.Contains(srv.Calls(), "RuntimeConfig") {
+		t.Errorf("with --cgroup-driver: %q, %s, %v; calls %v", f.CgroupDriver, f.CgroupDriverSource, err, srv.Calls())
+	}
+
+	cgsys, _ := fakeCgroups(t, false, true)
+	opts.Detach, opts.Wait = true, WaitReady
+	res, err := runPods(ctx, rt, facts, []*v1.Pod{cgRunPod("slice", "sleep", "infinity")}, opts, cgsys)
+	if err != nil || !res.Pods[0].Reached() {
+		t.Fatalf("Run: %v / %+v", err, res.Pods[0])
+	}
+	t.Cleanup(func() { down(ctx, rt, cgsys, []string{"slice"}, false, func(string, ...any) {}) })
+	sbs, err := rt.ListPodSandbox(ctx, nil)
+	if err != nil || len(sbs) != 1 {
+		t.Fatalf("sandboxes: %v, %v", sbs, err)
+	}
+	const slice = "/podrun.slice/podrun-podslice_uid.slice"
+	if got := srv.SandboxConfig(sbs[0].Id).GetLinux().GetCgroupParent(); got != slice {
+		t.Errorf("the sandbox's cgroup parent %q, want the slice %q", got, slice)
+	}
+	items, err := NewPodLister(rt).List(ctx)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("ps: %v, %v", items, err)
+	}
+	a := items[0].Pod.Annotations
+	if a[AnnotationCgroupParent] != slice || a[AnnotationListedCgroupDriver] != "systemd" || a[AnnotationListedCgroupDriverSource] != source {
+		t.Errorf("ps annotations %v, want the slice, systemd and %s", a, source)
 	}
 }

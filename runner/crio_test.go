@@ -81,7 +81,7 @@ func TestCRIOSystemdPodCgroups(t *testing.T) {
 	srv.SetCgroupDriver(runtimeapi.CgroupDriver_SYSTEMD)
 	cgsys, _ := fakeCgroups(t, false, true)
 	ctx := context.Background()
-	driver, err := cgroupDriver(ctx, rt, "")
+	driver, _, err := cgroupDriver(ctx, rt, "", nil)
 	if err != nil || driver != cgroups.DriverSystemd {
 		t.Fatalf("cgroupDriver = %q, %v", driver, err)
 	}

@@ -98,13 +98,18 @@ type DryRunResult struct {
 // alone: the node (CPUs, memory, the root dir's filesystem or its nearest
 // reachable parent, --system-reserved, --node-labels,
 // --allowed-unsafe-sysctls) and the host IP; the cgroup driver is
-// --cgroup-driver or unknown (""); the runtime is not asked (NoRuntime).
+// --cgroup-driver or unknown ("", DriverFromUnknown); the runtime is not
+// asked (NoRuntime).
 func DryRunFacts(c FactsConfig) (Facts, error) {
 	node, err := admission.NodeFromHost(c.Node)
 	if err != nil {
 		return Facts{}, err
 	}
-	return Facts{Node: node, HostIP: hostIP(), CgroupDriver: c.CgroupDriver, NoRuntime: true}, nil
+	f := Facts{Node: node, HostIP: hostIP(), CgroupDriver: c.CgroupDriver, NoRuntime: true}
+	if c.CgroupDriver != "" {
+		f.CgroupDriverSource = CgroupDriverSource{From: DriverFromFlag}
+	}
+	return f, nil
 }
 
 // DryRun admits and checks the pods as Run does (refusals, with the same
@@ -277,7 +282,8 @@ func dryRunNotes(facts Facts, pods []*v1.Pod, opts Options) []string {
 		"images: not pulled or inspected: whether they exist, pull credentials and the image's user (runAsNonRoot, the default uid) are not checked; the configs name the image as written, where a run sends the runtime's image ID",
 	}
 	if opts.CgroupRoot != "" && facts.CgroupDriver == "" {
-		notes = append(notes, "cgroup driver: assumed cgroupfs; a run asks the runtime (CRI RuntimeConfig) unless --cgroup-driver says")
+		notes = append(notes, "cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is unknown, as it is not asked: "+
+			"a run takes --cgroup-driver, else asks the runtime (CRI RuntimeConfig, else the config in its status info), else uses cgroupfs")
 	}
 	offHost := false
 	for _, p := range pods {

@@ -323,7 +323,8 @@ func TestDryRunAssumesWhatOnlyTheRuntimeKnows(t *testing.T) {
 	notes := strings.Join(res.Notes, "\n")
 	for _, want := range []string{
 		"images: not pulled or inspected",
-		"cgroup driver: assumed cgroupfs",
+		"cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is unknown, as it is not asked: " +
+			"a run takes --cgroup-driver, else asks the runtime (CRI RuntimeConfig, else the config in its status info), else uses cgroupfs",
 		"pod network: the CNI configuration and plugins are not checked",
 		"pod default/app: hostUsers: false: the runtime's user namespace support is not checked",
 		"pod default/app: env read from files when the container starts (fileKeyRef), shown as a placeholder: web: FROM_FILE",
@@ -369,8 +370,13 @@ func TestDryRunFactsWithoutTheRootDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.NoRuntime || f.Node.Name != "n1" || f.Node.Allocatable.StorageEphemeral().Sign() <= 0 || f.CgroupDriver != "" {
+	if !f.NoRuntime || f.Node.Name != "n1" || f.Node.Allocatable.StorageEphemeral().Sign() <= 0 || f.CgroupDriver != "" ||
+		f.CgroupDriverSource.From != runner.DriverFromUnknown || f.CgroupDriverSource.String() != "unknown: the runtime was not asked" {
 		t.Errorf("facts %+v", f)
+	}
+	f, err = runner.DryRunFacts(runner.FactsConfig{Node: admission.HostOptions{NodeName: "n1", RootDir: root}, CgroupDriver: "systemd"})
+	if err != nil || f.CgroupDriver != "systemd" || f.CgroupDriverSource.String() != "from --cgroup-driver" {
+		t.Errorf("with --cgroup-driver: facts %+v, %v", f, err)
 	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {
 		t.Errorf("DryRunFacts made the root dir: %v", err)

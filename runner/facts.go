@@ -3,8 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -14,9 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/cni"
-	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/admission"
-	"github.com/podrun/podrun/runner/cgroups"
 )
 
 // Facts are what a run knows of the node and the runtime, gathered once
@@ -33,8 +29,10 @@ type Facts struct {
 	// when podrun dialled it); the name is the containerID scheme
 	// ("containerd://…").
 	RuntimeName, RuntimeVersion string
-	// CgroupDriver is cgroupfs or systemd (package cgroups).
-	CgroupDriver string
+	// CgroupDriver is cgroupfs or systemd (package cgroups), and
+	// CgroupDriverSource where it came from (cgroupdriver.go).
+	CgroupDriver       string
+	CgroupDriverSource CgroupDriverSource
 	// RuntimeHandlers are the runtime's handlers and their features (CRI
 	// Status), which say whether user namespaces are supported (userns.go).
 	RuntimeHandlers []*runtimeapi.RuntimeHandler
@@ -61,18 +59,20 @@ type FactsConfig struct {
 // needs to know: one CRI Status says whether the runtime is ready (and its
 // network, when a pod is off the host network: then verbose, for where its
 // CNI configuration is, which is checked here) and which handlers it has;
-// RuntimeConfig gives the cgroup driver unless --cgroup-driver did.
+// unless --cgroup-driver gives the cgroup driver, RuntimeConfig is asked
+// and the Status is verbose too, for the runtime's config where
+// RuntimeConfig is unimplemented (decideCgroupDriver).
 func GatherFacts(ctx context.Context, rt Runtime, pods []*v1.Pod, c FactsConfig) (Facts, error) {
 	needNetwork := slices.ContainsFunc(pods, func(p *v1.Pod) bool { return !p.Spec.HostNetwork })
 	node, err := admission.NodeFromHost(c.Node)
 	if err != nil {
 		return Facts{}, err
 	}
-	status, err := rt.ReadyStatus(ctx, needNetwork, needNetwork)
+	status, err := rt.ReadyStatus(ctx, needNetwork, needNetwork || c.CgroupDriver == "")
 	if err != nil {
 		return Facts{}, err
 	}
-	driver, err := cgroupDriver(ctx, rt, c.CgroupDriver)
+	driver, source, err := cgroupDriver(ctx, rt, c.CgroupDriver, status.GetInfo())
 	if err != nil {
 		return Facts{}, err
 	}
@@ -85,30 +85,19 @@ func GatherFacts(ctx context.Context, rt Runtime, pods []*v1.Pod, c FactsConfig)
 	return Facts{
 		Node: node, HostIP: hostIP(),
 		RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(),
-		CgroupDriver: driver, RuntimeHandlers: status.GetRuntimeHandlers(),
+		CgroupDriver: driver, CgroupDriverSource: source, RuntimeHandlers: status.GetRuntimeHandlers(),
 	}, nil
 }
 
-// cgroupDriver is --cgroup-driver (flag), or else the driver the runtime
-// reports (CRI RuntimeConfig, as the kubelet asks it), or else cgroupfs.
-func cgroupDriver(ctx context.Context, rt Runtime, flag string) (string, error) {
-	switch flag {
-	case cgroups.DriverCgroupfs, cgroups.DriverSystemd:
-		return flag, nil
-	case "":
-	default:
-		return "", fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", flag)
+// cgroupDriver is decideCgroupDriver over --cgroup-driver (flag), the
+// runtime's answer to RuntimeConfig (asked only without the flag) and the
+// Info of its verbose Status.
+func cgroupDriver(ctx context.Context, rt Runtime, flag string, statusInfo map[string]string) (string, CgroupDriverSource, error) {
+	in := cgroupDriverInput{Flag: flag, StatusInfo: statusInfo}
+	if flag == "" {
+		in.RuntimeConfig, in.RuntimeConfigErr = rt.CgroupDriver(ctx)
 	}
-	d, err := rt.CgroupDriver(ctx)
-	switch {
-	case errors.Is(err, cri.ErrUnimplemented):
-		return cgroups.DriverCgroupfs, nil
-	case err != nil:
-		return "", err
-	case d == "":
-		return cgroups.DriverCgroupfs, nil
-	}
-	return d, nil
+	return decideCgroupDriver(in)
 }
 
 // hostIP is the node's address for status.hostIP: the first IPv4 address

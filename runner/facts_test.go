@@ -42,7 +42,8 @@ func factsConfig(t *testing.T) FactsConfig {
 }
 
 // GatherFacts asks the runtime once: one Status (verbose with a pod off
-// the host network), and RuntimeConfig unless --cgroup-driver is set.
+// the host network, or without --cgroup-driver), and RuntimeConfig unless
+// --cgroup-driver is set.
 func TestGatherFacts(t *testing.T) {
 	srv, rt, _, _ := factsRuntime(t)
 	handlers := []*runtimeapi.RuntimeHandler{{Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: true}}}
@@ -112,7 +113,7 @@ func TestCgroupDriverFlagAndRuntimeDefault(t *testing.T) {
 	ctx := context.Background()
 	check := func(flag, want string) {
 		t.Helper()
-		got, err := cgroupDriver(ctx, rt, flag)
+		got, _, err := cgroupDriver(ctx, rt, flag, nil)
 		if err != nil || got != want {
 			t.Errorf("cgroupDriver(%q) = %q, %v; want %q", flag, got, err, want)
 		}
@@ -122,7 +123,7 @@ func TestCgroupDriverFlagAndRuntimeDefault(t *testing.T) {
 	srv.SetCgroupDriver(runtimeapi.CgroupDriver_SYSTEMD)
 	check("", "systemd")
 	check("cgroupfs", "cgroupfs")
-	if _, err := cgroupDriver(ctx, rt, "cgroupv2"); err == nil || !strings.Contains(err.Error(), `invalid --cgroup-driver "cgroupv2"`) {
+	if _, _, err := cgroupDriver(ctx, rt, "cgroupv2", nil); err == nil || !strings.Contains(err.Error(), `invalid --cgroup-driver "cgroupv2"`) {
 		t.Errorf("cgroupDriver(cgroupv2) = %v, want invalid", err)
 	}
 	f, err := GatherFacts(ctx, rt, []*v1.Pod{factsPod(true)}, factsConfig(t))

@@ -30,6 +30,12 @@ const (
 	AnnotationListedRun   = "io.podrun.run"
 	AnnotationListedOwner = "io.podrun.owner"
 	// The root dir is AnnotationRootDir, as on the sandbox.
+
+	// The pod cgroup is AnnotationCgroupParent, as on the sandbox, with
+	// the cgroup driver podrun named it for and where the run found the
+	// driver (the status record's); none without pod cgroups.
+	AnnotationListedCgroupDriver       = "io.podrun.cgroup-driver"
+	AnnotationListedCgroupDriverSource = "io.podrun.cgroup-driver-source"
 )
 
 // Reasons of the conditions of a pod no podrun probes any more.
@@ -177,8 +183,9 @@ type listInput struct {
 // listedPod is the pod as ps shows it: the manifest podrun ran with the
 // status podStatusFor generates from the runtime's view and the pod's
 // status record, its creationTimestamp the time podrun took it on, its
-// deletionTimestamp set while podrun tears it down, and the run, root dir
-// and owner in annotations. A pod no podrun looks after any more
+// deletionTimestamp set while podrun tears it down, and the run, root dir,
+// owner and pod cgroup (with its driver and the driver's source) in
+// annotations. A pod no podrun looks after any more
 // (detached, or its podrun died) is reported as nobody supervises it: its
 // exited containers stay exited (no waiting reason, a terminal phase), and
 // its readiness and message say what is no longer probed
@@ -230,6 +237,11 @@ func listedPod(in listInput) *v1.Pod {
 	pod.Annotations[AnnotationListedRun] = in.Owner.RunID
 	pod.Annotations[AnnotationRootDir] = in.RootDir
 	pod.Annotations[AnnotationListedOwner] = listedOwner(in)
+	if rec.Cgroup != "" {
+		pod.Annotations[AnnotationCgroupParent] = rec.Cgroup
+		pod.Annotations[AnnotationListedCgroupDriver] = rec.CgroupDriver
+		pod.Annotations[AnnotationListedCgroupDriverSource] = rec.CgroupDriverSource
+	}
 	return pod
 }
 

@@ -7,7 +7,8 @@ package runner
 // with the data dir) and what only podrun knows (podrun-status.json,
 // rewritten whenever it changes): why containers wait, the probe results it
 // published and when, the conditions' transition times, and whether it
-// detached or began the teardown. Both go with the data dir (teardown,
+// detached or began the teardown, and the pod cgroup with its driver and
+// where the driver came from. Both go with the data dir (teardown,
 // reclaim, `podrun down`).
 
 import (
@@ -39,6 +40,14 @@ type statusRecord struct {
 	StartTime time.Time `json:"startTime"`
 	// HostIP is the node address the run reports as status.hostIP.
 	HostIP string `json:"hostIP,omitempty"`
+	// Cgroup is the pod cgroup podrun made and handed the runtime as the
+	// sandbox's cgroup parent, CgroupDriver the driver it was named for,
+	// and CgroupDriverSource where the run found that driver
+	// (CgroupDriverSource.String); all "" without pod cgroups
+	// (--cgroup-root '').
+	Cgroup             string `json:"cgroup,omitempty"`
+	CgroupDriver       string `json:"cgroupDriver,omitempty"`
+	CgroupDriverSource string `json:"cgroupDriverSource,omitempty"`
 	// Reasons is why containers wait (CrashLoopBackOff, ErrImagePull, ...),
 	// by container name, as the kubelet's reason cache.
 	Reasons map[string]waitingReason `json:"reasons,omitempty"`

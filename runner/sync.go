@@ -265,6 +265,10 @@ func (p *podRun) setUp(ctx context.Context) error {
 		return err
 	}
 	p.rec = statusRecord{StartTime: p.startTime, HostIP: p.r.facts.HostIP, Written: p.startTime}
+	if cgroup != "" {
+		p.rec.Cgroup, p.rec.CgroupDriver = cgroup, p.r.facts.CgroupDriver
+		p.rec.CgroupDriverSource = p.r.facts.CgroupDriverSource.String()
+	}
 	dir, err := makePodDataDirs(p.r.opts.RootDir, p.uid, ownerRecord{
 		Owner: p.r.opts.Owner, Namespace: p.pod.Namespace, Name: p.pod.Name, LogDir: p.logDir, Cgroup: cgroup,
 	}, manifest, statusData(p.rec))

@@ -1,0 +1,223 @@
+package runner
+
+// The cgroup driver of a run, found as the node knows it: the kubelet
+// takes it from its config, or from CRI RuntimeConfig
+// (KubeletCgroupDriverFromCRI). containerd answers RuntimeConfig only from
+// 2.0 on, CRI-O from 1.28; containerd 1.6 and 1.7 answer Unimplemented,
+// but show their CRI config in their verbose Status, where SystemdCgroup
+// is. decideCgroupDriver reads them in that order and says where the
+// driver came from (CgroupDriverSource).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/podrun/podrun/cri"
+	"github.com/podrun/podrun/runner/cgroups"
+)
+
+// CgroupDriverFrom is where a run's cgroup driver came from.
+type CgroupDriverFrom string
+
+const (
+	// DriverFromUnknown: nothing decided it (a dry run without
+	// --cgroup-driver: the runtime is not asked).
+	DriverFromUnknown CgroupDriverFrom = ""
+	// DriverFromFlag: --cgroup-driver.
+	DriverFromFlag CgroupDriverFrom = "flag"
+	// DriverFromRuntimeConfig: CRI RuntimeConfig (containerd ≥ 2.0,
+	// CRI-O ≥ 1.28), as the kubelet asks it.
+	DriverFromRuntimeConfig CgroupDriverFrom = "runtime-config"
+	// DriverFromStatusInfo: the runtime's config in its verbose CRI
+	// Status (containerd 1.6 and 1.7: SystemdCgroup; CRI-O:
+	// cgroup_manager).
+	DriverFromStatusInfo CgroupDriverFrom = "status-info"
+	// DriverAssumed: the runtime said nothing podrun could read; cgroupfs,
+	// the kubelet's default.
+	DriverAssumed CgroupDriverFrom = "assumed"
+)
+
+// CgroupDriverSource says where a run's cgroup driver came from and, when
+// the runtime's status info gave it or could not be read, what it said.
+type CgroupDriverSource struct {
+	From CgroupDriverFrom
+	// Said is, with DriverFromStatusInfo, what the status info said
+	// (`containerd's default runtime "runc": SystemdCgroup = true`); with
+	// DriverAssumed, why it gave no driver when it could not be read ("" when it
+	// said nothing of one).
+	Said string
+}
+
+// String is the source as podrun's messages, the dry run and `podrun ps`
+// show it.
+func (s CgroupDriverSource) String() string {
+	switch s.From {
+	case DriverFromFlag:
+		return "from --cgroup-driver"
+	case DriverFromRuntimeConfig:
+		return "from the runtime's CRI RuntimeConfig"
+	case DriverFromStatusInfo:
+		return "from the runtime's status info: " + s.Said
+	case DriverAssumed:
+		if s.Said != "" {
+			return "assumed: the runtime did not say; its status info was unreadable: " + s.Said
+		}
+		return "assumed: the runtime did not say"
+	}
+	return "unknown: the runtime was not asked"
+}
+
+// cgroupDriverInput is what decideCgroupDriver decides from.
+type cgroupDriverInput struct {
+	// Flag is --cgroup-driver; "" for none.
+	Flag string
+	// RuntimeConfig is what CRI RuntimeConfig said of the driver
+	// (cgroups.DriverSystemd, DriverCgroupfs, or "" for an answer without a
+	// Linux config), and RuntimeConfigErr its error (matching
+	// cri.ErrUnimplemented on containerd before 2.0). Not asked with a Flag.
+	RuntimeConfig    string
+	RuntimeConfigErr error
+	// StatusInfo is the Info map of the runtime's verbose CRI Status.
+	StatusInfo map[string]string
+}
+
+// decideCgroupDriver is the run's cgroup driver and where it came from:
+// --cgroup-driver; else RuntimeConfig's answer; else the runtime's config
+// in its status info; else cgroupfs, assumed, and the source says so. An
+// error of RuntimeConfig other than Unimplemented is the run's error, as
+// it is the kubelet's (getCgroupDriverFromCRI). A status info that cannot
+// be read gives no driver: it is not a guess.
+func decideCgroupDriver(in cgroupDriverInput) (string, CgroupDriverSource, error) {
+	switch in.Flag {
+	case cgroups.DriverCgroupfs, cgroups.DriverSystemd:
+		return in.Flag, CgroupDriverSource{From: DriverFromFlag}, nil
+	case "":
+	default:
+		return "", CgroupDriverSource{}, fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", in.Flag)
+	}
+	switch {
+	case in.RuntimeConfigErr != nil && !errors.Is(in.RuntimeConfigErr, cri.ErrUnimplemented):
+		return "", CgroupDriverSource{}, in.RuntimeConfigErr
+	case in.RuntimeConfigErr == nil && in.RuntimeConfig != "":
+		return in.RuntimeConfig, CgroupDriverSource{From: DriverFromRuntimeConfig}, nil
+	}
+	driver, said, err := statusInfoCgroupDriver(in.StatusInfo)
+	switch {
+	case err != nil:
+		return cgroups.DriverCgroupfs, CgroupDriverSource{From: DriverAssumed, Said: err.Error()}, nil
+	case driver != "":
+		return driver, CgroupDriverSource{From: DriverFromStatusInfo, Said: said}, nil
+	}
+	return cgroups.DriverCgroupfs, CgroupDriverSource{From: DriverAssumed}, nil
+}
+
+// containerd's runtime types whose options are runc's (SystemdCgroup), and
+// the old one that takes the CRI plugin's top-level systemd_cgroup.
+const (
+	runtimeTypeRuncV1      = "io.containerd.runc.v1"
+	runtimeTypeRuncV2      = "io.containerd.runc.v2"
+	runtimeTypeLinuxLegacy = "io.containerd.runtime.v1.linux"
+)
+
+// statusInfoCgroupDriver reads the cgroup driver from the runtime's
+// config in a verbose Status's Info, key "config":
+//
+//   - containerd (1.6, 1.7, 2.x: its CRI plugin config): the default
+//     runtime containerd.defaultRuntimeName among containerd.runtimes; a
+//     runc runtime's options.SystemdCgroup (options null or without it:
+//     false, as containerd reads them); the old io.containerd.runtime.v1.linux
+//     type's top-level systemdCgroup. containerd 2.x asks the same option
+//     for its RuntimeConfig answer (runtime_config_linux.go
+//     getCgroupDriver), default runtime first.
+//   - CRI-O: crio.CgroupManagerName, its cgroup_manager.
+//
+// podrun runs every pod with the default handler (""); a pod with a
+// RuntimeClass would run with its handler, whose runtime would be the
+// one to read here.
+//
+// driver "" and no error: the info says nothing of a driver (no config,
+// another runtime, a default runtime that is not runc). An error: the info
+// says something podrun cannot read.
+func statusInfoCgroupDriver(info map[string]string) (driver, said string, err error) {
+	raw, ok := info["config"]
+	if !ok {
+		return "", "", nil
+	}
+	var cfg struct {
+		Containerd *struct {
+			DefaultRuntimeName string `json:"defaultRuntimeName"`
+			Runtimes           map[string]struct {
+				RuntimeType string          `json:"runtimeType"`
+				Options     json.RawMessage `json:"options"`
+			} `json:"runtimes"`
+		} `json:"containerd"`
+		SystemdCgroup *bool `json:"systemdCgroup"`
+		CRIO          *struct {
+			CgroupManagerName *string `json:"CgroupManagerName"`
+		} `json:"crio"`
+	}
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return "", "", fmt.Errorf("config: %v", err)
+	}
+	switch {
+	case cfg.CRIO != nil:
+		if cfg.CRIO.CgroupManagerName == nil {
+			return "", "", nil
+		}
+		m := *cfg.CRIO.CgroupManagerName
+		if m != cgroups.DriverSystemd && m != cgroups.DriverCgroupfs {
+			return "", "", fmt.Errorf("CRI-O's config: cgroup_manager %q, want systemd or cgroupfs", m)
+		}
+		return m, fmt.Sprintf("CRI-O's cgroup_manager = %q", m), nil
+	case cfg.Containerd != nil:
+		c := cfg.Containerd
+		name := c.DefaultRuntimeName
+		if name == "" {
+			return "", "", errors.New("containerd's config names no default runtime (defaultRuntimeName)")
+		}
+		rt, ok := c.Runtimes[name]
+		if !ok {
+			return "", "", fmt.Errorf("containerd's default runtime %q is not among its runtimes", name)
+		}
+		switch rt.RuntimeType {
+		case runtimeTypeRuncV1, runtimeTypeRuncV2:
+		case runtimeTypeLinuxLegacy:
+			if cfg.SystemdCgroup == nil {
+				return "", "", fmt.Errorf("containerd's default runtime %q is %s, and its config has no systemdCgroup", name, rt.RuntimeType)
+			}
+			return driverOf(*cfg.SystemdCgroup), fmt.Sprintf("containerd's default runtime %q is %s: systemd_cgroup = %t", name, rt.RuntimeType, *cfg.SystemdCgroup), nil
+		default:
+			// Another shim (kata, gVisor) keeps its cgroup driver in a
+			// config of its own.
+			return "", "", nil
+		}
+		var opts map[string]json.RawMessage
+		if err := json.Unmarshal(orNull(rt.Options), &opts); err != nil {
+			return "", "", fmt.Errorf("containerd's default runtime %q: options: %v", name, err)
+		}
+		systemd := false
+		if v, ok := opts["SystemdCgroup"]; ok {
+			if err := json.Unmarshal(v, &systemd); err != nil {
+				return "", "", fmt.Errorf("containerd's default runtime %q: SystemdCgroup is %s, want true or false", name, v)
+			}
+		}
+		return driverOf(systemd), fmt.Sprintf("containerd's default runtime %q: SystemdCgroup = %t", name, systemd), nil
+	}
+	return "", "", nil
+}
+
+// orNull is raw JSON, or null when there is none.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+func driverOf(systemd bool) string {
+	if systemd {
+		return cgroups.DriverSystemd
+	}
+	return cgroups.DriverCgroupfs
+}
