@@ -6,12 +6,14 @@ package runner
 // 2.0 on, CRI-O from 1.28; containerd 1.6 and 1.7 answer Unimplemented,
 // but show their CRI config in their verbose Status, where SystemdCgroup
 // is. decideCgroupDriver reads them in that order and says where the
-// driver came from (CgroupDriverSource).
+// driver came from (CgroupDriverSource); cgroupDriverHint says, when the
+// runtime still refuses the pod cgroup, which driver podrun used and why.
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/cgroups"
@@ -220,4 +222,36 @@ func driverOf(systemd bool) string {
 		return cgroups.DriverSystemd
 	}
 	return cgroups.DriverCgroupfs
+}
+
+// The runtime's words when the pod cgroup podrun hands it is of the other
+// driver's kind. runc (and crun) with systemd cgroups: containerd turns a
+// parent that is no slice into a path, which runc refuses. CRI-O checks
+// the parent itself, for either driver.
+var cgroupPathRefusals = []struct {
+	words string
+	wants string // the driver the runtime uses
+}{
+	{`expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups`, cgroups.DriverSystemd},
+	{`configured with systemd cgroup manager, but did not receive slice as parent`, cgroups.DriverSystemd},
+	{`configured with cgroupfs cgroup manager, but received systemd slice as parent`, cgroups.DriverCgroupfs},
+}
+
+// cgroupDriverHint is what to add to the runtime's error msg when it
+// refused the pod cgroup podrun named with driver because it uses the
+// other driver: which driver podrun used, why (src), and the
+// --cgroup-driver that fixes it. "" for any other error, and for a
+// refusal that does not contradict driver.
+func cgroupDriverHint(msg, driver string, src CgroupDriverSource) string {
+	for _, r := range cgroupPathRefusals {
+		if !strings.Contains(msg, r.words) {
+			continue
+		}
+		if r.wants == driver {
+			return ""
+		}
+		return fmt.Sprintf("podrun named the pod cgroup for the %s cgroup driver (%s), and the runtime uses %s: run podrun with --cgroup-driver=%s",
+			driver, src, r.wants, r.wants)
+	}
+	return ""
 }

@@ -161,3 +161,36 @@ func TestDecideCgroupDriverErrors(t *testing.T) {
 		t.Errorf("RuntimeConfig failing: %v, want its error", err)
 	}
 }
+
+// When the runtime refuses the pod cgroup for being of the other driver's
+// kind, the error says which driver podrun used, why, and the flag that
+// fixes it; any other error, or a refusal that agrees with podrun's driver,
+// gets nothing.
+func TestCgroupDriverHint(t *testing.T) {
+	assumed := CgroupDriverSource{From: DriverAssumed}
+	fromInfo := CgroupDriverSource{From: DriverFromStatusInfo, Said: `CRI-O's cgroup_manager = "cgroupfs"`}
+	runc := `rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups, got "/podrun/burstable/pod1234/5678" instead: unknown`
+	crioSystemd := `rpc error: code = Unknown desc = cri-o configured with systemd cgroup manager, but did not receive slice as parent: /podrun/burstable/pod1234`
+	crioCgroupfs := `rpc error: code = Unknown desc = cri-o configured with cgroupfs cgroup manager, but received systemd slice as parent: /podrun.slice/podrun-burstable.slice/podrun-burstable-pod1234.slice`
+	for _, tc := range []struct {
+		name, msg, driver string
+		src               CgroupDriverSource
+		want              string
+	}{
+		{"runc with systemd cgroups refuses a cgroupfs path (containerd 1.6, SystemdCgroup = true)", runc, "cgroupfs", assumed,
+			"podrun named the pod cgroup for the cgroupfs cgroup driver (assumed: the runtime did not say), and the runtime uses systemd: run podrun with --cgroup-driver=systemd"},
+		{"CRI-O with systemd refuses a cgroupfs parent", crioSystemd, "cgroupfs", CgroupDriverSource{From: DriverFromFlag},
+			"podrun named the pod cgroup for the cgroupfs cgroup driver (from --cgroup-driver), and the runtime uses systemd: run podrun with --cgroup-driver=systemd"},
+		{"CRI-O with cgroupfs refuses a slice", crioCgroupfs, "systemd", fromInfo,
+			`podrun named the pod cgroup for the systemd cgroup driver (from the runtime's status info: CRI-O's cgroup_manager = "cgroupfs"), and the runtime uses cgroupfs: run podrun with --cgroup-driver=cgroupfs`},
+		{"a refusal that agrees with podrun's driver", runc, "systemd", assumed, ""},
+		{"another cgroup error", "OCI runtime create failed: runc create failed: unable to apply cgroup configuration: mkdir /sys/fs/cgroup/podrun: read-only file system", "cgroupfs", assumed, ""},
+		{"another error", "failed to pull image", "cgroupfs", assumed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cgroupDriverHint(tc.msg, tc.driver, tc.src); got != tc.want {
+				t.Errorf("cgroupDriverHint = %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

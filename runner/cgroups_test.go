@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -177,5 +180,24 @@ func TestContainerd16SystemdPodCgroups(t *testing.T) {
 	a := items[0].Pod.Annotations
 	if a[AnnotationCgroupParent] != slice || a[AnnotationListedCgroupDriver] != "systemd" || a[AnnotationListedCgroupDriverSource] != source {
 		t.Errorf("ps annotations %v, want the slice, systemd and %s", a, source)
+	}
+}
+
+// A sandbox the runtime refuses for a cgroup path of the other driver's
+// kind ends the pod with the runtime's words, the driver podrun used,
+// where it came from, and the flag.
+func TestSandboxCgroupPathRefusalNamesTheDriver(t *testing.T) {
+	srv, rt, opts, cgsys, _ := cgRunEnv(t)
+	srv.FailNext("RunPodSandbox", status.Error(codes.Unknown, `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups, got "/podrun/podp-uid/abc" instead: unknown`))
+	facts := cgFacts()
+	facts.CgroupDriverSource = CgroupDriverSource{From: DriverAssumed}
+	res, err := runPods(context.Background(), rt, facts, []*v1.Pod{cgRunPod("p", "sleep", "infinity")}, opts, cgsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "podrun named the pod cgroup for the cgroupfs cgroup driver (assumed: the runtime did not say), and the runtime uses systemd: run podrun with --cgroup-driver=systemd"
+	if res.Pods[0].Outcome != OutcomeError || res.Pods[0].Err == nil || !strings.HasPrefix(res.Pods[0].Err.Error(), "creating the pod sandbox: ") ||
+		!strings.HasSuffix(res.Pods[0].Err.Error(), "; "+want) {
+		t.Errorf("pod: %v %v\nwant the runtime's error and %q", res.Pods[0].Outcome, res.Pods[0].Err, want)
 	}
 }

@@ -9,7 +9,7 @@
 // Run order, and the file (or package) of each stage:
 //
 //	facts.go       GatherFacts: node, readiness, CNI check, cgroup driver, handlers (one CRI Status)
-//	cgroupdriver.go decideCgroupDriver: the cgroup driver and where it came from
+//	cgroupdriver.go decideCgroupDriver: the cgroup driver and where it came from; cgroupDriverHint
 //	runner.go      Run: the run's order below, one goroutine per pod (runPod)
 //	admission      package runner/admission: whether the node takes each pod
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)

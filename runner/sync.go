@@ -405,7 +405,7 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.runPodSandbox(ctx, cfg)
 	if err != nil {
-		return "", fmt.Errorf("creating the pod sandbox: %w", err)
+		return "", p.withCgroupDriverHint(fmt.Errorf("creating the pod sandbox: %w", err))
 	}
 	p.sandboxes[id] = cfg
 	// The observer learns of it now rather than from a listing.
@@ -423,6 +423,20 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 		}
 	}
 	return id, nil
+}
+
+// withCgroupDriverHint adds cgroupDriverHint to err, an error of the
+// runtime creating the pod's sandbox or a container: when the runtime
+// refused the pod cgroup podrun handed it for the other driver, which
+// driver podrun used, why, and the flag that fixes it.
+func (p *podRun) withCgroupDriverHint(err error) error {
+	if p.cgroup == "" {
+		return err // no pod cgroup: the runtime placed the pod itself
+	}
+	if hint := cgroupDriverHint(err.Error(), p.r.facts.CgroupDriver, p.r.facts.CgroupDriverSource); hint != "" {
+		return fmt.Errorf("%w; %s", err, hint)
+	}
+	return err
 }
 
 // runPodSandboxAttempts bounds the RunPodSandbox calls of one sandbox that
@@ -490,7 +504,7 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 			p.acted.all = true
 			return true, time.Time{}, nil
 		}
-		return false, time.Time{}, fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
+		return false, time.Time{}, p.withCgroupDriverHint(fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err))
 	}
 	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)
