@@ -183,6 +183,30 @@ func TestContainerd16SystemdPodCgroups(t *testing.T) {
 	}
 }
 
+// The systemd driver makes pod slices through systemd: on a host systemd
+// does not run, the run stops before anything is created, saying which
+// driver, where it came from, and the flag; before, every pod failed in
+// turn with the cgroup library's words (on the host; the fake cgroup
+// filesystem made the slices regardless).
+func TestRunRefusesSystemdDriverWithoutSystemd(t *testing.T) {
+	srv, rt, opts, _, _ := cgRunEnv(t)
+	cgsys, fsRoot := fakeCgroups(t, false, true)
+	cgsys.SystemdRunning = func() bool { return false }
+	facts := Facts{RuntimeName: "containerd", CgroupDriver: cgroups.DriverSystemd,
+		CgroupDriverSource: CgroupDriverSource{From: DriverFromStatusInfo, Said: `containerd's default runtime "runc": SystemdCgroup = true`}}
+	srv.ResetCalls()
+	_, err := runPods(context.Background(), rt, facts, []*v1.Pod{cgRunPod("p", "sleep", "infinity")}, opts, cgsys)
+	want := `cgroup driver systemd (from the runtime's status info: containerd's default runtime "runc": SystemdCgroup = true): ` +
+		"systemd is not running on this host (no /run/systemd/system), and the systemd cgroup driver makes the pod cgroups as slices through it; " +
+		"if the runtime does not use systemd cgroups either, run podrun with --cgroup-driver=cgroupfs"
+	if err == nil || err.Error() != want {
+		t.Errorf("run: %v\nwant %s", err, want)
+	}
+	if len(srv.Calls()) != 0 || exists(filepath.Join(fsRoot, "cpu", "podrun.slice")) {
+		t.Errorf("calls %v, podrun.slice made %v; want nothing asked or made", srv.Calls(), exists(filepath.Join(fsRoot, "cpu", "podrun.slice")))
+	}
+}
+
 // A sandbox the runtime refuses for a cgroup path of the other driver's
 // kind ends the pod with the runtime's words, the driver podrun used,
 // where it came from, and the flag.

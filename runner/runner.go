@@ -146,6 +146,10 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if err != nil {
 		return nil, err
 	}
+	if err := r.cgroups.CheckDriver(); err != nil {
+		return nil, fmt.Errorf("cgroup driver %s (%s): %w; if the runtime does not use systemd cgroups either, run podrun with --cgroup-driver=cgroupfs",
+			facts.CgroupDriver, facts.CgroupDriverSource, err)
+	}
 	r.ctx = ctx
 	opts = r.opts
 

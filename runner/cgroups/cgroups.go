@@ -337,11 +337,29 @@ type System struct {
 	// burstable QoS cgroup from the pods in it (updateBurstable); nil for
 	// none.
 	Lock func() (unlock func(), err error)
+	// SystemdRunning tells whether systemd runs the host, which the
+	// systemd driver makes its slices through (D-Bus); nil: not asked
+	// (tests on a fake cgroup filesystem).
+	SystemdRunning func() bool
 }
 
 // HostSystem is the machine's cgroups, through the cgroup library.
 func HostSystem() System {
-	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode, Lock: lockCgroupfs}
+	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode, Lock: lockCgroupfs,
+		SystemdRunning: systemd.IsRunningSystemd}
+}
+
+// ErrNoSystemd: the systemd driver on a host that systemd does not run.
+var ErrNoSystemd = errors.New("systemd is not running on this host (no /run/systemd/system), and the systemd cgroup driver makes the pod cgroups as slices through it")
+
+// CheckDriver returns ErrNoSystemd when the host's pod cgroups are to be
+// systemd slices and systemd does not run the host: the cgroup library
+// would refuse every pod's cgroup, one by one, once the run has begun.
+func (h *Host) CheckDriver() error {
+	if h == nil || h.driver != DriverSystemd || h.sys.SystemdRunning == nil || h.sys.SystemdRunning() {
+		return nil
+	}
+	return ErrNoSystemd
 }
 
 // lockCgroupfs takes an exclusive flock on the cgroup mount point, which

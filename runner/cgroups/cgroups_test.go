@@ -653,3 +653,28 @@ func fakeSystem(t *testing.T, v2, useSystemd bool) (System, string) {
 	fake, root := cgroupstest.FakeFS(t, v2, useSystemd)
 	return System{NewManager: fake.NewManager, Rmdir: fake.Rmdir, Unified: fake.Unified}, root
 }
+
+// The systemd driver needs systemd running the host to make its slices;
+// cgroupfs does not, and without pod cgroups nothing is made.
+func TestCheckDriver(t *testing.T) {
+	running := func(v bool) func() bool { return func() bool { return v } }
+	for _, tc := range []struct {
+		name, root, driver string
+		systemd            func() bool
+		want               error
+	}{
+		{"systemd without systemd", DefaultRoot, DriverSystemd, running(false), ErrNoSystemd},
+		{"systemd with systemd", DefaultRoot, DriverSystemd, running(true), nil},
+		{"cgroupfs without systemd", DefaultRoot, DriverCgroupfs, running(false), nil},
+		{"no pod cgroups", "", DriverSystemd, running(false), nil},
+		{"not asked", DefaultRoot, DriverSystemd, nil, nil},
+	} {
+		h, err := NewHost(tc.root, tc.driver, System{Unified: func() bool { return true }, SystemdRunning: tc.systemd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.CheckDriver(); got != tc.want {
+			t.Errorf("%s: CheckDriver = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
