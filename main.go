@@ -215,9 +215,10 @@ func runFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Category: catSecurity,
 			Usage: "`SYSCTLS`, or prefixes ending in *, that pods may set besides the safe ones, comma list or repeatable, e.g. 'kernel.msg*,net.core.somaxconn'"},
 		&cli.StringFlag{Name: "cni-conf-dir", Category: catNetwork, TakesFile: true,
-			Usage: "CNI network config `DIR` checked before pods off the host network run; overrides the one the runtime reports in its status (default then " + cni.DefaultConfDir + ")"},
+			Usage: "CNI network config `DIR` checked before pods off the host network run, over the one the runtime reports in its status; " +
+				"with neither, " + cni.DefaultConfDir + " if --cni-bin-dir is given, else no CNI files are checked and the runtime's NetworkReady decides (CRI-O reports no dirs)"},
 		&cli.StringFlag{Name: "cni-bin-dir", Category: catNetwork, TakesFile: true,
-			Usage: "CNI plugin `DIRS`, colon-separated; override the ones the runtime reports in its status (default then " + cni.DefaultBinDir + ")"},
+			Usage: "CNI plugin `DIRS`, colon-separated, over the ones the runtime reports in its status; with neither, " + cni.DefaultBinDir + " if --cni-conf-dir is given"},
 		&cli.StringFlag{Name: "image-credentials", TakesFile: true, Category: catSecurity,
 			Usage: "docker config.json `FILE` with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
 		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true, Category: catSecurity,

@@ -27,10 +27,11 @@ type StatusGetter interface {
 
 // CheckPodNetwork is the pre-flight for a run with pods that are not on the
 // host network: it asks the runtime's verbose Status where its CNI
-// configuration and plugins are, lets flags override that (see
-// resolveDirs), and checks the network configuration there (see Check).
-// The runtime's own NetworkReady condition is cri.Client.CheckReady's to
-// report.
+// configuration and plugins are, lets flags override that, and checks the
+// network configuration there (see Check). When neither names a directory
+// (CRI-O, cri-dockerd) it checks nothing and returns nil (see
+// resolveDirs). The runtime's own NetworkReady condition is
+// cri.Client.CheckReady's to report.
 func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
 	st, err := rt.Status(ctx, true)
 	if err != nil {
@@ -42,7 +43,11 @@ func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
 // CheckPodNetworkStatus is CheckPodNetwork with the runtime's verbose
 // Status already in hand.
 func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, flags Flags) error {
-	return check(ctx, resolveDirs(flags, runtimeInfo(st.GetInfo())), flags.StateFile)
+	d, ok := resolveDirs(flags, runtimeInfo(st.GetInfo()))
+	if !ok {
+		return nil // the runtime's NetworkReady alone, as for the kubelet
+	}
+	return check(ctx, d, flags.StateFile)
 }
 
 // Check picks the network configuration the runtime uses from d.ConfDir

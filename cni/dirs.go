@@ -5,8 +5,10 @@ import (
 	"strings"
 )
 
-// The CNI conventions, and containerd's and CRI-O's defaults: used when
-// neither podrun's flags nor the runtime name the directories.
+// The CNI conventions, and containerd's and CRI-O's defaults: the check
+// looks there for the one directory nothing names when a flag or the
+// runtime names the other (see resolveDirs); `podrun cni init` writes
+// there by default.
 const (
 	DefaultConfDir = "/etc/cni/net.d"
 	DefaultBinDir  = "/opt/cni/bin"
@@ -75,7 +77,7 @@ func SplitBinDirs(s string) []string {
 //
 // cniconfig wins where both name a directory: it is what go-cni uses.
 // CRI-O and cri-dockerd report neither key, and a value that does not
-// parse counts as not reported: the caller falls back to its defaults.
+// parse counts as not reported (see resolveDirs for what follows).
 func runtimeInfo(info map[string]string) RuntimeInfo {
 	var ri RuntimeInfo
 
@@ -136,14 +138,22 @@ func nonEmpty(ss []string) []string {
 	return out
 }
 
-// resolveDirs decides which directories the check looks at, each on its
-// own: the flag when given, else what the runtime reported, else the
-// default. Flags win so that a node whose runtime reports its directories
-// can still be checked against others (and tests can point podrun at a
-// broken configuration). The loopback plugin is checked only in the
-// runtime's own plugin dirs, where the runtime looks for it.
-func resolveDirs(f Flags, rt RuntimeInfo) Dirs {
-	d := Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{DefaultBinDir}, BinDirsFrom: fromDefault}
+// resolveDirs decides whether podrun checks the pod network's files at
+// all, and in which directories. When neither a flag nor the runtime's
+// Status names a directory (CRI-O and cri-dockerd report none), podrun
+// does not guess where the runtime looks: check is false, and the
+// runtime's NetworkReady condition, which the caller has asked for and
+// which is all the kubelet goes by, decides alone. Otherwise each
+// directory is the flag when given, else what the runtime reported, else
+// the default. Flags win so that a node whose runtime reports its
+// directories can still be checked against others (and tests can point
+// podrun at a broken configuration). The loopback plugin is checked only
+// in the runtime's own plugin dirs, where the runtime looks for it.
+func resolveDirs(f Flags, rt RuntimeInfo) (d Dirs, check bool) {
+	if f.ConfDir == "" && len(f.BinDirs) == 0 && rt.ConfDir == "" && len(rt.BinDirs) == 0 {
+		return Dirs{}, false
+	}
+	d = Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{DefaultBinDir}, BinDirsFrom: fromDefault}
 	switch {
 	case f.ConfDir != "":
 		d.ConfDir, d.ConfDirFrom = f.ConfDir, fromConfFlag
@@ -157,5 +167,5 @@ func resolveDirs(f Flags, rt RuntimeInfo) Dirs {
 		d.BinDirs, d.BinDirsFrom = rt.BinDirs, fromRuntime
 		d.Loopback = rt.Loopback
 	}
-	return d
+	return d, true
 }

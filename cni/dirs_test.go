@@ -91,6 +91,10 @@ func TestRuntimeInfo(t *testing.T) {
 	}
 }
 
+// TestResolveDirs: whether podrun checks the network's files, and where.
+// With nothing named by a flag or the runtime (CRI-O, cri-dockerd) it
+// does not: it used to check /etc/cni/net.d and /opt/cni/bin then, and
+// refused pods that CRI-O, whose network_dir was elsewhere, networked.
 func TestResolveDirs(t *testing.T) {
 	rt := RuntimeInfo{ConfDir: "/rt/net.d", BinDirs: []string{"/rt/bin1", "/rt/bin2"}, Loopback: true}
 	for _, tc := range []struct {
@@ -98,21 +102,29 @@ func TestResolveDirs(t *testing.T) {
 		flags Flags
 		rt    RuntimeInfo
 		want  Dirs
+		check bool
 	}{
-		{"nothing reported, no flags: the defaults", Flags{}, RuntimeInfo{},
-			Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{DefaultBinDir}, BinDirsFrom: fromDefault}},
+		{"nothing reported, no flags: no file check, NetworkReady alone", Flags{}, RuntimeInfo{}, Dirs{}, false},
+		{"a state file alone names no dir", Flags{StateFile: "/r/cni-validated"}, RuntimeInfo{}, Dirs{}, false},
 		{"the runtime's dirs, and its loopback", Flags{}, rt,
-			Dirs{ConfDir: "/rt/net.d", ConfDirFrom: fromRuntime, BinDirs: []string{"/rt/bin1", "/rt/bin2"}, BinDirsFrom: fromRuntime, Loopback: true}},
+			Dirs{ConfDir: "/rt/net.d", ConfDirFrom: fromRuntime, BinDirs: []string{"/rt/bin1", "/rt/bin2"}, BinDirsFrom: fromRuntime, Loopback: true}, true},
 		{"flags override the runtime; no loopback check in flag dirs", Flags{ConfDir: "/f/net.d", BinDirs: []string{"/f/bin"}}, rt,
-			Dirs{ConfDir: "/f/net.d", ConfDirFrom: fromConfFlag, BinDirs: []string{"/f/bin"}, BinDirsFrom: fromBinFlag}},
+			Dirs{ConfDir: "/f/net.d", ConfDirFrom: fromConfFlag, BinDirs: []string{"/f/bin"}, BinDirsFrom: fromBinFlag}, true},
 		{"each dir on its own: conf dir flag, runtime's bin dirs", Flags{ConfDir: "/f/net.d"}, rt,
-			Dirs{ConfDir: "/f/net.d", ConfDirFrom: fromConfFlag, BinDirs: []string{"/rt/bin1", "/rt/bin2"}, BinDirsFrom: fromRuntime, Loopback: true}},
-		{"each dir on its own: bin dir flag, default conf dir", Flags{BinDirs: []string{"/f/bin"}}, RuntimeInfo{},
-			Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{"/f/bin"}, BinDirsFrom: fromBinFlag}},
+			Dirs{ConfDir: "/f/net.d", ConfDirFrom: fromConfFlag, BinDirs: []string{"/rt/bin1", "/rt/bin2"}, BinDirsFrom: fromRuntime, Loopback: true}, true},
+		{"nothing reported, bin dir flag: checked, default conf dir", Flags{BinDirs: []string{"/f/bin"}}, RuntimeInfo{},
+			Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{"/f/bin"}, BinDirsFrom: fromBinFlag}, true},
+		{"nothing reported, conf dir flag: checked, default bin dir", Flags{ConfDir: "/f/net.d"}, RuntimeInfo{},
+			Dirs{ConfDir: "/f/net.d", ConfDirFrom: fromConfFlag, BinDirs: []string{DefaultBinDir}, BinDirsFrom: fromDefault}, true},
+		{"the runtime reports a conf dir only: checked, default bin dir", Flags{}, RuntimeInfo{ConfDir: "/rt/net.d"},
+			Dirs{ConfDir: "/rt/net.d", ConfDirFrom: fromRuntime, BinDirs: []string{DefaultBinDir}, BinDirsFrom: fromDefault}, true},
+		{"the runtime reports bin dirs only: checked, default conf dir", Flags{}, RuntimeInfo{BinDirs: []string{"/rt/bin1"}, Loopback: true},
+			Dirs{ConfDir: DefaultConfDir, ConfDirFrom: fromDefault, BinDirs: []string{"/rt/bin1"}, BinDirsFrom: fromRuntime, Loopback: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := resolveDirs(tc.flags, tc.rt); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("resolveDirs = %+v, want %+v", got, tc.want)
+			got, check := resolveDirs(tc.flags, tc.rt)
+			if check != tc.check || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("resolveDirs = %+v, %v; want %+v, %v", got, check, tc.want, tc.check)
 			}
 		})
 	}

@@ -13,6 +13,9 @@
 // containerd's go-cni does) and validates it with libcni: every plugin
 // binary present in the plugin dirs and speaking the config's cniVersion.
 // A failure is a *NotReadyError naming the file, the plugin and the dirs.
+// When neither the runtime (CRI-O and cri-dockerd say nothing of CNI in
+// their Status) nor a flag names a directory, podrun does not guess: it
+// checks no files and goes by NetworkReady alone, as the kubelet does.
 //
 // The decisions are pure functions with table tests (runtimeInfo from the
 // Status info map, resolveDirs, pickConfFile, NotReadyError's message,

@@ -8,6 +8,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,9 @@ func crioHandlers(userns bool) []*runtimeapi.RuntimeHandler {
 // TestCRIOFacts: from CRI-O's Version, Status and RuntimeConfig podrun
 // learns the runtime's name (the scheme of container IDs, "cri-o://"),
 // the systemd cgroup driver it reports by default, and its handlers; its
-// Status says nothing of CNI, so the pod network is checked where
-// --cni-conf-dir and --cni-bin-dir say (CRI-O's defaults are podrun's).
+// Status says nothing of CNI, so the pod network's files are checked where
+// --cni-conf-dir and --cni-bin-dir say, and without them not at all:
+// NetworkReady decides, as for the kubelet.
 func TestCRIOFacts(t *testing.T) {
 	srv, ep := fake.Start(t)
 	confDir, binDir := srv.FakeCNI(t)
@@ -65,11 +67,22 @@ func TestCRIOFacts(t *testing.T) {
 		t.Errorf("facts %+v", f)
 	}
 
-	// Without the flags, the dirs are podrun's defaults (CRI-O's too), and
-	// a failed check says so, not that the runtime named them.
+	// A flag's dir is checked.
+	c.CNI.ConfDir = t.TempDir()
+	_, err = GatherFacts(context.Background(), rt, []*v1.Pod{factsPod(false)}, c)
+	if err == nil || !strings.Contains(err.Error(), "in "+c.CNI.ConfDir+" (from --cni-conf-dir)") {
+		t.Errorf("GatherFacts with an empty --cni-conf-dir: %v, want it refused", err)
+	}
+
+	// Without the flags, no CNI files are looked for (CRI-O's network_dir
+	// may be anywhere): NetworkReady decides.
+	if _, err := GatherFacts(context.Background(), rt, []*v1.Pod{factsPod(false)}, factsConfig(t)); err != nil {
+		t.Errorf("GatherFacts without CNI flags: %v, want no file check", err)
+	}
+	srv.SetCondition(runtimeapi.NetworkReady, false, "NetworkPluginNotReady", "no CNI configuration file in /etc/crio/net.d/")
 	_, err = GatherFacts(context.Background(), rt, []*v1.Pod{factsPod(false)}, factsConfig(t))
-	if err != nil && (!strings.Contains(err.Error(), "(from podrun's default)") || strings.Contains(err.Error(), "runtime's status")) {
-		t.Errorf("GatherFacts without CNI flags: %v", err)
+	if nr := (*cri.NotReadyError)(nil); !errors.As(err, &nr) || nr.Condition != runtimeapi.NetworkReady {
+		t.Errorf("GatherFacts with NetworkReady false: %v, want the runtime's NetworkReady", err)
 	}
 }
 
