@@ -16,9 +16,11 @@
 #          removes the testbed directory.
 #   env    print shell-sourceable settings for tests (after `up`), and
 #          the kubelet's while kubelet-up's kubelet runs.
-#   packages  install the missing Debian packages only (what `up` does
-#          first): the unit tests need one of them too (xmllint checks
-#          JUnit reports against the schema).
+#   packages [--list]  install the missing Debian packages only (what
+#          `up` does first): the unit tests need one of them too (xmllint
+#          checks JUnit reports against the schema). --list prints their
+#          names (hack/guest.sh puts them in its guest).
+#   pins   the versions this testbed builds (containerd v2, runc, kubelet).
 #   restart-containerd [--kill]   stop this testbed's containerd (SIGTERM,
 #          or SIGKILL with --kill) and start it again with the same binary
 #          and config, leaving its shims, pods and sandboxes as they are
@@ -100,6 +102,12 @@
 #     runs, `up` keeps it if this is unset and refuses if it names another.
 #   PODRUN_TESTBED_MIRROR_PORT   mirror registry port (35443)
 #   PODRUN_TESTBED_PRIVATE_PORT  private registry port (35444)
+#   PODRUN_TESTBED_CGROUP_DRIVER the runtime's cgroup driver (cgroupfs):
+#                                SystemdCgroup in containerd's runc options
+#                                and the kubelet's cgroupDriver; systemd
+#                                needs systemd as PID 1 (the guest of
+#                                hack/guest.sh). podrun is never told: it
+#                                finds the driver as it does on any node.
 #   PODRUN_TESTBED_POD_SUBNET    pod subnet (10.88.0.0/16)
 #   PODRUN_TESTBED_BRIDGE        bridge device (cni-podrun0)
 #   PODRUN_TESTBED_KUBELET_VERSION   kubelet release (v1.37.2): any
@@ -108,7 +116,10 @@
 #   PODRUN_TESTBED_KUBELET_BRIDGE      its bridge device (cni-podrunk0)
 #   PODRUN_TESTBED_KUBELET_PORT, _READONLY_PORT, _HEALTHZ_PORT
 #                                its ports (10250, 10255, 10248)
-#   PODRUN_TESTBED_KUBELET_CGROUP_ROOT its cgroupRoot (/podrun-kubelet)
+#   PODRUN_TESTBED_KUBELET_CGROUP_ROOT its cgroupRoot (/podrun-kubelet);
+#                                / is kubeadm's (no cgroupRoot: kubepods
+#                                at the top, for a node of the testbed's
+#                                own such as the guest)
 #   PODRUN_TESTBED_KUBELET_NODE_NAME   its node name (the host name)
 #   PODRUN_TESTBED_KUBELET_V           its log verbosity (2)
 #   PODRUN_TESTBED_REGISTRIES    another testbed's DIR whose registries, CA
@@ -167,6 +178,7 @@ PRIVATE_PORT=${PODRUN_TESTBED_PRIVATE_PORT:-35444}
 POD_SUBNET=${PODRUN_TESTBED_POD_SUBNET:-10.88.0.0/16}
 BRIDGE=${PODRUN_TESTBED_BRIDGE:-cni-podrun0}
 FLAVOR=${PODRUN_TESTBED_CONTAINERD:-v2}
+CGROUP_DRIVER=${PODRUN_TESTBED_CGROUP_DRIVER:-cgroupfs}
 # The newest v2 release on proxy.golang.org when this was written
 # (`go list -m -versions github.com/containerd/containerd/v2`). A new pin
 # builds into a new directory; switch with `down` then `up`.
@@ -244,6 +256,25 @@ set_flavor() {
   esac
 }
 set_flavor "$FLAVOR"
+
+# systemd_cgroup: SystemdCgroup's value in containerd's runc options for
+# $CGROUP_DRIVER.
+systemd_cgroup() {
+  case $CGROUP_DRIVER in
+  cgroupfs) echo false ;;
+  systemd) echo true ;;
+  *) die "PODRUN_TESTBED_CGROUP_DRIVER must be cgroupfs or systemd, not '$CGROUP_DRIVER'" ;;
+  esac
+}
+
+# check_cgroup_driver: the systemd driver needs systemd as PID 1 (runc and
+# the kubelet ask it over D-Bus to make slices).
+check_cgroup_driver() {
+  systemd_cgroup >/dev/null
+  if [[ $CGROUP_DRIVER == systemd && ! -d /run/systemd/system ]]; then
+    die "PODRUN_TESTBED_CGROUP_DRIVER=systemd needs systemd as PID 1 (this host's PID 1 is $(cat /proc/1/comm)); the guest (hack/guest.sh) has it"
+  fi
+}
 
 # Debian packages the testbed needs, each with a file that proves it is there.
 PACKAGES=(
@@ -398,14 +429,21 @@ install_packages() {
 }
 
 build_tools() {
-  # The Go helpers are rebuilt only when their sources change.
-  command -v go >/dev/null || die "go is needed to build hack/cribare and hack/mkimage"
-  local t sum
+  # The Go helpers are rebuilt only when their sources change, or copied
+  # from the testbed whose registries this one uses when it built them
+  # from the same sources (a guest of hack/guest.sh has no Go).
+  local t sum from
   for t in cribare mkimage; do
     sum=$(cat "$REPO/hack/$t"/*.go "$REPO/go.mod" | sha256sum | cut -d' ' -f1)
     if [[ -x $DIR/bin/$t && -f $DIR/bin/$t.sha256 && $(<"$DIR/bin/$t.sha256") == "$sum" ]]; then
       continue
     fi
+    from=${SHARED_REGISTRIES:-/nonexistent}/bin
+    if [[ -x $from/$t && -f $from/$t.sha256 && $(<"$from/$t.sha256") == "$sum" ]]; then
+      cp "$from/$t" "$DIR/bin/$t.tmp" && mv -f "$DIR/bin/$t.tmp" "$DIR/bin/$t" && echo "$sum" >"$DIR/bin/$t.sha256"
+      continue
+    fi
+    command -v go >/dev/null || die "go is needed to build hack/$t"
     log "building hack/$t"
     (cd "$REPO" && CGO_ENABLED=0 go build -o "$DIR/bin/$t" "./hack/$t") || die "go build ./hack/$t failed"
     echo "$sum" >"$DIR/bin/$t.sha256"
@@ -893,8 +931,8 @@ $(containerd_endpoints_toml)
         runtime_type = "io.containerd.runc.v2"
 
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-          # cgroupfs: PID 1 is not systemd here.
-          SystemdCgroup = false
+          # PODRUN_TESTBED_CGROUP_DRIVER (cgroupfs unless PID 1 is systemd).
+          SystemdCgroup = $(systemd_cgroup)
           # runc state, otherwise /run/containerd/runc.
           Root = "$DIR/state/runc"
 
@@ -1001,8 +1039,8 @@ $(containerd_endpoints_toml)
 
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           BinaryName = "$RUNC"
-          # cgroupfs: PID 1 is not systemd here.
-          SystemdCgroup = false
+          # PODRUN_TESTBED_CGROUP_DRIVER (cgroupfs unless PID 1 is systemd).
+          SystemdCgroup = $(systemd_cgroup)
           # runc state, otherwise /run/containerd/runc.
           Root = "$CTR_STATE/runc"
 
@@ -1104,6 +1142,7 @@ write_env() {
     echo "PODRUN_TESTBED_PRIVATE_PASSWORD=$(<"$PASSWORD_FILE")"
     echo "PODRUN_TESTBED_CNI_CONF_DIR=$DIR/cni/net.d"
     echo "PODRUN_TESTBED_CONTAINERD=$FLAVOR"
+    echo "PODRUN_TESTBED_CGROUP_DRIVER=$CGROUP_DRIVER"
     # The other settings under their own names.
     for name in MIRROR PRIVATE PRIVATE_IMAGE PRIVATE_USER CA CNI_BIN_DIR SANDBOX_IMAGE POD_SUBNET BRIDGE RUNC; do
       echo "PODRUN_TESTBED_$name=${!name}"
@@ -1126,6 +1165,7 @@ write_env() {
 # (hack/lib/version.sh), so `kubelet --version` reports $KUBELET_VERSION.
 build_kubelet() {
   local src=$KUBELET_OPT/src mod staging m t0=$SECONDS major minor
+  seed_opt "kubelet-$KUBELET_VERSION"
   if [[ -x $KUBELET && -f $KUBELET_OPT/bin/built ]]; then
     return 0
   fi
@@ -1218,6 +1258,10 @@ kubelet_answers() {
 write_kubelet_config() {
   # Standalone: no kubeconfig, static pods only. Every path it would put
   # on the host is moved under $KDIR (see "kubelet-up" at the top).
+  # The cgroup root: kubeadm sets none (kubepods at the top, kubepods.slice
+  # with the systemd driver); the host's oracle has one of its own.
+  local root="cgroupRoot: $KUBELET_CGROUP_ROOT"
+  [[ $KUBELET_CGROUP_ROOT != / ]] || root="# cgroupRoot: none, as kubeadm (kubepods at the top)"
   put "$KDIR/kubelet.yaml" <<EOF
 # Written by hack/testbed.sh for kubelet $KUBELET_VERSION ($KUBELET), started with
 #   ${KUBELET_ARGS[*]}
@@ -1242,12 +1286,13 @@ authentication:
     enabled: false
 authorization:
   mode: AlwaysAllow
-# PID 1 is not systemd; cgroup v1 is deprecated, not refused, with this.
-cgroupDriver: cgroupfs
+# PODRUN_TESTBED_CGROUP_DRIVER, as containerd's SystemdCgroup (kubeadm:
+# systemd); cgroup v1 is deprecated, not refused, with failCgroupV1 false.
+cgroupDriver: $CGROUP_DRIVER
 failCgroupV1: false
 # Created beforehand in every v1 hierarchy (the kubelet refuses to start
 # otherwise); kubepods and the QoS cgroups go below it.
-cgroupRoot: $KUBELET_CGROUP_ROOT
+$root
 # Not the KUBE-IPTABLES-HINT/KUBE-FIREWALL chains and their jumps from
 # INPUT and OUTPUT: pods' networking is CNI's, and the host firewall stays
 # as it was.
@@ -1261,7 +1306,8 @@ EOF
 cmd_kubelet_up() (
   local t0=$SECONDS fresh=
   [[ $(id -u) == 0 ]] || die "must run as root (kubelet, containerd)"
-  [[ -x $DIR/bin/cribare && -d $DIR/certs.d ]] && registry_answers "$MIRROR_PORT" 200 ||
+  [[ -z $SHARED_REGISTRIES ]] || use_shared_registries
+  [[ -x $DIR/bin/cribare && -d $DIR/certs.d ]] && registry_answers "${MIRROR##*:}" 200 ||
     die "the testbed is not up (its mirror registry pulls the kubelet's images): run '$0 up' first"
   kubelet_containerd
   build_containerd_v2
@@ -1286,10 +1332,13 @@ cmd_kubelet_up() (
   # In every v1 hierarchy (on a host with cgroup v2 only: the unified one;
   # not tried here, these machines have v1).
   local m mounts
+  check_cgroup_driver
+  [[ $CGROUP_DRIVER == cgroupfs || $KUBELET_CGROUP_ROOT == / ]] ||
+    die "the kubelet's systemd driver goes with PODRUN_TESTBED_KUBELET_CGROUP_ROOT=/ here (kubeadm's: kubepods.slice), not $KUBELET_CGROUP_ROOT"
   mounts=$(cgroup_mounts cgroup)
   [[ -n $mounts ]] || mounts=$(cgroup_mounts cgroup2)
   for m in $mounts; do
-    mkdir -p "$m$KUBELET_CGROUP_ROOT"
+    [[ $KUBELET_CGROUP_ROOT == / ]] || mkdir -p "$m$KUBELET_CGROUP_ROOT"
   done
   kubelet_save_sysctls
   if ! alive "$DIR/run/kubelet.pid" "$KUBELET" && [[ -S $KUBELET_DEVICE_SOCKET ]] &&
@@ -1321,6 +1370,7 @@ cmd_kubelet_up() (
   )
   write_kubelet_config
   echo "$KUBELET" >"$KDIR/kubelet.exe"
+  echo "$CGROUP_DRIVER" >"$KDIR/cgroup-driver"
   start_daemon kubelet "$KUBELET" "$KDIR/kubelet.yaml" "${KUBELET_ARGS[@]}"
   wait_for kubelet 60 kubelet_answers ||
     die "kubelet $KUBELET_VERSION does not answer on 127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz and :$KUBELET_READONLY_PORT/pods; see $DIR/log/kubelet.log"
@@ -1334,6 +1384,7 @@ PODRUN_TESTBED_KUBELET_ROOT_DIR=$KDIR/root
 PODRUN_TESTBED_KUBELET_POD_LOGS_DIR=$KDIR/logs/pods
 PODRUN_TESTBED_KUBELET_NODE_NAME=$KUBELET_NODE_NAME
 PODRUN_TESTBED_KUBELET_CGROUP_ROOT=$KUBELET_CGROUP_ROOT
+PODRUN_TESTBED_KUBELET_CGROUP_DRIVER=$CGROUP_DRIVER
 PODRUN_TESTBED_KUBELET_POD_SUBNET=$KUBELET_POD_SUBNET
 PODRUN_TESTBED_KUBELET_LOG=$DIR/log/kubelet.log
 EOF
@@ -1378,12 +1429,22 @@ cmd_kubelet_down() (
     "$CTR_ROOT/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null | grep -E '^[0-9a-f]{64}$' | sort -u); do
     rm -f /var/lib/cni/results/podrun-testbed-kubelet-"$id"-*
   done
-  # kubepods and the QoS and pod cgroups below the cgroup root, deepest first.
+  # kubepods and the QoS and pod cgroups below the cgroup root, deepest
+  # first; the root too unless it is the top (kubeadm's "/"), where only
+  # kubepods is the kubelet's. With the systemd driver they are slices:
+  # systemd removes them when they stop.
+  local under=$KUBELET_CGROUP_ROOT
+  [[ $under != / ]] || under=/kubepods
+  if [[ $(cat "$KDIR/cgroup-driver" 2>/dev/null) == systemd ]]; then
+    [[ $under != /kubepods ]] || under=/kubepods.slice
+    systemctl stop "${under#/}" 2>/dev/null || true
+  fi
   for m in $(cgroup_mounts cgroup) $(cgroup_mounts cgroup2); do
-    [[ -d $m$KUBELET_CGROUP_ROOT ]] || continue
-    find "$m$KUBELET_CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null ||
-      log "warning: cannot remove every cgroup under $m$KUBELET_CGROUP_ROOT"
+    [[ -d $m$under ]] || continue
+    find "$m$under" -depth -type d -exec rmdir {} + 2>/dev/null ||
+      log "warning: cannot remove every cgroup under $m$under"
   done
+  rm -f "$KDIR/cgroup-driver"
   kubelet_restore_sysctls
   # What it puts in host paths no setting moves: the legacy log symlinks
   # /var/log/containers/<pod>_<ns>_<container>-<id>.log into our logs, and
@@ -1495,6 +1556,7 @@ cmd_up() {
   local t0=$SECONDS
   [[ $(id -u) == 0 ]] || die "must run as root (containerd, runc, CNI)"
   keep_running_flavor
+  check_cgroup_driver
   if [[ $FLAVOR == debian ]]; then PACKAGES+=(containerd:/usr/bin/containerd); fi
   install_packages
   mkdir -p "$DIR"/{bin,run,log,tls,opt} "$CTR_ROOT" "$CTR_STATE"
@@ -1688,14 +1750,21 @@ up) cmd_up ;;
 down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
 restart-containerd) cmd_restart_containerd "${2:-}" ;;
-packages) install_packages ;;
+packages)
+  if [[ ${2:-} == --list ]]; then
+    for entry in "${PACKAGES[@]}"; do echo "${entry%%:*}"; done
+  else
+    install_packages
+  fi
+  ;;
+pins) printf '%s\n' "CONTAINERD_V2_VERSION=$CONTAINERD_V2_VERSION" "RUNC_VERSION=$RUNC_VERSION" "KUBELET_VERSION=$KUBELET_VERSION" ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
 kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | packages | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages [--list] | pins | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac
