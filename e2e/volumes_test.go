@@ -8,6 +8,7 @@ package e2e
 // refusals, and the corpus rows that need volumes.
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -293,5 +294,92 @@ func TestE2EVolumeCorpusStreamingSidecars(t *testing.T) {
 		if strings.Contains(l, " INFO ") && !strings.HasPrefix(l, "[pod/counter/count-log-2] ") {
 			t.Errorf("an INFO line from another container than count-log-2: %q", l)
 		}
+	}
+}
+
+// TestE2ESubPathFromASecretIsNeverShown: a subPathExpr that expands a
+// Secret's value to a path a run refuses, before the pod exists (an
+// absolute path) or at the container's creation (with the pod's IP, known
+// only then), is refused with the expansion shown as <masked>; the value,
+// a unique marker, appears in no output: podrun's stdout (-o json) and
+// stderr (errors, progress), the JUnit report, podrun ps -o json and
+// podrun logs after the run, and podrun validate's text and -o json,
+// which refuses the first pod as the run does.
+func TestE2ESubPathFromASecretIsNeverShown(t *testing.T) {
+	t.Parallel()
+	const doc = `apiVersion: v1
+kind: Secret
+metadata: {name: NAME}
+stringData: {pw: VALUE}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: NAME}
+spec:
+  restartPolicy: Never
+  volumes: [{name: v, emptyDir: {}}]
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: [echo, ran-secret-subpath]
+    env:
+    - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+    - {name: PW, valueFrom: {secretKeyRef: {name: NAME, key: pw}}}
+    volumeMounts: [{name: v, mountPath: /x, subPathExpr: "EXPR"}]
+`
+	for _, tc := range []struct {
+		name, value, expr string
+		want              string // in the run's error
+		validateRefuses   bool
+	}{
+		{"absolute: before the pod exists", "/MARK", "$(PW)",
+			"spec.containers[0].volumeMounts[0].subPathExpr: \"$(PW)\" expands to \"<masked>\": error SubPath `<masked>` must not be an absolute path", true},
+		{"with the pod IP: at the container creation", "../MARK", "$(IP)/$(PW)",
+			"CreateContainerConfigError: volumeMount \"v\" of container \"c\": subPathExpr \"$(IP)/$(PW)\" expands to \"<masked>\": unable to provision SubPath `<masked>`: must not contain '..'", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			suffix := randomSuffix(t)
+			mark := "podrun-secret-mark-" + suffix
+			name := "secret-subpath-" + suffix
+			m := manifest(t, "pod.yaml", strings.NewReplacer("NAME", name, "VALUE", strings.ReplaceAll(tc.value, "MARK", mark), "EXPR", tc.expr).Replace(doc))
+			junit := filepath.Join(t.TempDir(), "junit.xml")
+
+			r := e.runPodrun([]string{"--junit", junit, "-o", "json", "-f", m}, "")
+			expectCode(t, r, 125)
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr lacks %s\n%s", tc.want, r)
+			}
+			report, err := os.ReadFile(junit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			channels := map[string]string{"stdout": r.stdout, "stderr": r.stderr, "junit": string(report)}
+			ps := e.runPodrun([]string{"ps", "-o", "json"}, "")
+			logs := e.runPodrun([]string{"logs", name}, "")
+			channels["ps"], channels["logs"] = ps.stdout+ps.stderr, logs.stdout+logs.stderr
+
+			v := e.runPodrun([]string{"validate", "-f", m}, "")
+			vj := e.runPodrun([]string{"validate", "-o", "json", "-f", m}, "")
+			channels["validate"], channels["validate -o json"] = v.stdout+v.stderr, vj.stdout+vj.stderr
+			b64 := base64.StdEncoding.EncodeToString([]byte(mark))
+			for ch, out := range channels {
+				if strings.Contains(out, mark) || strings.Contains(out, b64) {
+					t.Errorf("%s shows the Secret's value %s:\n%s", ch, mark, out)
+				}
+			}
+			switch {
+			case tc.validateRefuses && (v.code != 125 || !strings.Contains(v.stderr, tc.want)):
+				t.Errorf("validate: want 125 and %s\n%s", tc.want, v)
+			case !tc.validateRefuses && v.code != 0:
+				// The pod's IP is not known before the sandbox exists.
+				t.Errorf("validate: want 0\n%s", v)
+			}
+			if strings.Contains(r.stdout+r.stderr, "] ran-secret-subpath") { // a log line; -o json shows the command
+				t.Errorf("the container ran\n%s", r)
+			}
+			expectNoTrace(t, e, r.args)
+		})
 	}
 }

@@ -43,6 +43,14 @@ type containerInput struct {
 	UsernsBase         uint32          // hostUsers false: the pod's host ID range (the sandbox's)
 }
 
+// envInput is what the container's environment is made from.
+func (in containerInput) envInput() envInput {
+	return envInput{
+		Pod: in.Pod, Container: in.Container, PodIPs: in.PodIPs, HostIP: in.HostIP, Node: in.Node, Objects: in.Objects,
+		PodDir: in.PodDir,
+	}
+}
+
 // containerConfig is the CRI ContainerConfig of one container instance
 // (kubelet generateContainerConfig): image, command and args with $(VAR)
 // expansion, environment, working dir, log path, TTY and stdin, labels and
@@ -52,10 +60,7 @@ type containerInput struct {
 // generateContainerConfig.
 func containerConfig(in containerInput) (*runtimeapi.ContainerConfig, error) {
 	pod, c := in.Pod, in.Container
-	env, err := containerEnv(envInput{
-		Pod: pod, Container: c, PodIPs: in.PodIPs, HostIP: in.HostIP, Node: in.Node, Objects: in.Objects,
-		PodDir: in.PodDir,
-	})
+	env, err := containerEnv(in.envInput())
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,9 @@ import (
 // mounts), without creating anything. What only the runtime knows is
 // assumed and said in a note (dryRunNotes); docs/validate.md lists it.
 
-// MaskedValue replaces every value a dry run takes from a Secret.
-const MaskedValue = "<masked>"
+// MaskedValue replaces every value a dry run takes from a Secret, and
+// every subpath a run or a dry run takes from one in its messages.
+const MaskedValue = volumes.MaskedValue
 
 // Placeholders of a dry run for what a run decides only when it runs: its
 // owner (run ID and process), the random name of a termination message
@@ -116,14 +117,20 @@ func DryRunFacts(c FactsConfig) (Facts, error) {
 // errors), then builds each pod's sandbox config and every container's
 // config as the run would send them, without touching the runtime or
 // creating anything: paths a run would create are computed, not made.
-// Every value taken from one of opts.Secrets is MaskedValue. The errors a
+// Every value taken from one of opts.Secrets is MaskedValue. The
+// refusals are the run's own decisions on the same inputs, Secrets' values
+// included (a subPathExpr from a Secret is judged on its value and shown
+// masked): a dry run and a run refuse the same pods. The errors a
 // run would stop a pod with (a sandbox config it cannot form, a container
 // config error) are its errors too, each naming the pod, joined.
 func DryRun(facts Facts, pods []*v1.Pod, opts Options) (*DryRunResult, error) {
-	opts.Secrets = maskSecrets(opts.Secrets) // before anything reads them
 	if _, err := refusals(pods, facts, opts); err != nil {
 		return nil, err
 	}
+	// Past the refusals, nothing decides from a Secret's value (only
+	// from its keys), and the configs are printed: they are made from the
+	// Secrets masked.
+	opts.Secrets = volumes.MaskSecrets(opts.Secrets)
 	opts.Owner = Owner{RunID: dryRunID, Detached: opts.Detach}
 	r, err := newRunState(nil, facts, pods, opts, cgroups.HostSystem())
 	if err != nil {
@@ -197,7 +204,7 @@ func (p *podRun) dryRunContainerConfig(c *v1.Container) (*runtimeapi.ContainerCo
 		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
 	labelPlaceholders(cfg.Labels)
-	mounts, err := p.containerMounts(c, cfg.Envs)
+	mounts, err := p.containerMounts(c, nil) // planned: subPathExprs were judged by the refusals
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
 	}
@@ -218,24 +225,6 @@ func (p *podRun) dryRunContainerConfig(c *v1.Container) (*runtimeapi.ContainerCo
 // process into podrun's owner labels.
 func labelPlaceholders(l map[string]string) {
 	l[LabelPID], l[LabelPIDStart] = dryRunPID, dryRunPID
-}
-
-// maskSecrets is a copy of the Secrets with every value MaskedValue, the
-// keys kept: what a dry run checks and builds from them is the same (keys
-// exist or not), and no value can reach its output.
-func maskSecrets(secrets []*v1.Secret) []*v1.Secret {
-	out := make([]*v1.Secret, len(secrets))
-	for i, s := range secrets {
-		m := s.DeepCopy()
-		for k := range m.Data {
-			m.Data[k] = []byte(MaskedValue)
-		}
-		for k := range m.StringData {
-			m.StringData[k] = MaskedValue
-		}
-		out[i] = m
-	}
-	return out
 }
 
 // withEnvFilePlaceholders is the pod with each env var that a fileKeyRef

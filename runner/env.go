@@ -85,6 +85,33 @@ func containerEnv(in envInput) ([]*runtimeapi.KeyValue, error) {
 	return out, nil
 }
 
+// subPathEnv is the environment container in.Container's subPathExprs
+// expand in (volumes.Env): its values as containerEnv makes them, and as
+// shown, the same made from the run's Secrets masked (volumes.Objects.Masked,
+// what a dry run's configs are made from), so that an expansion that
+// takes anything from a Secret is decided on its value and never printed.
+func subPathEnv(in envInput) (volumes.Env, error) {
+	values, err := containerEnv(in)
+	if err != nil {
+		return volumes.Env{}, err
+	}
+	in.Objects = in.Objects.Masked()
+	shown, err := containerEnv(in)
+	if err != nil {
+		return volumes.Env{}, err
+	}
+	return volumes.Env{Values: envMap(values), Shown: envMap(shown)}, nil
+}
+
+// envMap is an environment as a map.
+func envMap(kvs []*runtimeapi.KeyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = string(kv.Value)
+	}
+	return m
+}
+
 // envFromData is what an envFrom source sets, before its prefix: the run's
 // ConfigMap's data or Secret's; nothing for an optional one the run lacks.
 func envFromData(in envInput, ef v1.EnvFromSource) (map[string]string, error) {

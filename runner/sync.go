@@ -573,7 +573,7 @@ func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v
 	}
 	// The kubelet's makeMounts, after the environment (for subPathExpr):
 	// the volume mounts come first.
-	mounts, err := p.containerMounts(c, cfg.Envs)
+	mounts, err := p.containerMounts(c, p.ips[sandboxID])
 	if err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
 		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)

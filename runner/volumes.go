@@ -49,7 +49,10 @@ var preflightPodIPs = [2][]string{{"192.0.2.1"}, {"198.51.100.1", "2001:db8::1"}
 // of each container whose environment is known then, as its creation will
 // (volumes.CheckSubPathExprs): everything but the pod's IPs and files an
 // init container writes (fileKeyRef), and an environment that cannot be
-// made now is left to the container's creation.
+// made now is left to the container's creation. objs are the run's own,
+// Secrets' values included, in a dry run too: the decision is the run's,
+// and its errors show what takes anything from a Secret masked
+// (subPathEnv).
 func checkSubPathExprs(pod *v1.Pod, objs volumes.Objects, facts Facts) error {
 	var errs []error
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
@@ -59,17 +62,13 @@ func checkSubPathExprs(pod *v1.Pod, objs volumes.Objects, facts Facts) error {
 				slices.ContainsFunc(c.Env, func(e v1.EnvVar) bool { return e.ValueFrom != nil && e.ValueFrom.FileKeyRef != nil }) {
 				continue
 			}
-			var envs []map[string]string
+			var envs []volumes.Env
 			for _, ips := range preflightPodIPs {
-				kvs, err := containerEnv(envInput{Pod: pod, Container: c, PodIPs: ips, HostIP: facts.HostIP,
+				env, err := subPathEnv(envInput{Pod: pod, Container: c, PodIPs: ips, HostIP: facts.HostIP,
 					Node: volumeNode(facts.Node), Objects: objs})
 				if err != nil {
 					envs = nil
 					break
-				}
-				env := make(map[string]string, len(kvs))
-				for _, kv := range kvs {
-					env[kv.Key] = string(kv.Value)
 				}
 				envs = append(envs, env)
 			}
@@ -115,21 +114,25 @@ func (p *podRun) planVolumes() ([]volumes.Volume, error) {
 	return volumes.Plan(p.pod, objs, volumeNode(p.r.facts.Node))
 }
 
-// containerMounts is the CRI mounts of one container instance, subpaths
-// bind-mounted first; env is the container's environment as configured
-// (for subPathExpr).
-func (p *podRun) containerMounts(c *v1.Container, env []*runtimeapi.KeyValue) ([]*runtimeapi.Mount, error) {
+// containerMounts is the CRI mounts of one container instance in a
+// sandbox with podIPs, subpaths bind-mounted first; its subPathExprs
+// expand in the container's environment, with what comes from a Secret
+// masked in the errors (subPathEnv).
+func (p *podRun) containerMounts(c *v1.Container, podIPs []string) ([]*runtimeapi.Mount, error) {
 	if p.volumes == nil {
 		if len(c.VolumeMounts) > 0 {
 			return nil, fmt.Errorf("container %q: the pod's volumes are not set up", c.Name)
 		}
 		return nil, nil
 	}
-	envMap := make(map[string]string, len(env))
-	for _, e := range env {
-		envMap[e.Key] = string(e.Value)
+	var env volumes.Env
+	if slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return m.SubPathExpr != "" }) {
+		var err error
+		if env, err = subPathEnv(p.containerInput(c, "", 0, podIPs, imageUser{}).envInput()); err != nil {
+			return nil, err
+		}
 	}
-	return p.volumes.ContainerMounts(c, envMap)
+	return p.volumes.ContainerMounts(c, env)
 }
 
 // podVolumes is a pod's volumes once set up (podRun.volumes).

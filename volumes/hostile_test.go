@@ -155,8 +155,8 @@ func TestCheckSubPathExprs(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(vol, "etc"))
 	pod := hostPathPod(vol, v1.HostPathDirectory, "")
 	pod.Spec.InitContainers = []v1.Container{{Name: "i"}}
-	env := map[string]string{"UP": "..", "ABS": "/etc", "OK": "data", "LINK": "etc", "IP": "192.0.2.1"}
-	other := map[string]string{"UP": "..", "ABS": "/etc", "OK": "data", "LINK": "etc", "IP": "198.51.100.1"}
+	env := Env{Values: map[string]string{"UP": "..", "ABS": "/etc", "OK": "data", "LINK": "etc", "IP": "192.0.2.1"}}
+	other := Env{Values: map[string]string{"UP": "..", "ABS": "/etc", "OK": "data", "LINK": "etc", "IP": "198.51.100.1"}}
 	for _, tc := range []struct {
 		expr, want string
 	}{

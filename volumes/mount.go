@@ -20,6 +20,7 @@ type MountRequest struct {
 	Volume  string
 	Index   int    // the volumeMount's index in the container
 	SubPath string // expanded and validated; "" for none
+	Shown   string // SubPath as messages show it (MaskedValue: from a Secret)
 	Mount   *runtimeapi.Mount
 }
 
@@ -28,8 +29,11 @@ type MountRequest struct {
 // name), read-only when the mount or the plugin says so, the propagation
 // translated to CRI, SELinux relabelling on the first mount of a managed
 // volume in the pod, and the subPath or expanded subPathExpr (env: the
-// container's environment).
-func containerMounts(pod *v1.Pod, c *v1.Container, vols []Volume, paths map[string]string, env map[string]string) ([]MountRequest, error) {
+// container's environment; subPath decides). A nil env leaves
+// subPathExprs unexpanded (a Planned set names the subpaths' targets
+// only, which do not depend on them; the pre-flight judged them): their
+// SubPath is the subPathExpr as written.
+func containerMounts(pod *v1.Pod, c *v1.Container, vols []Volume, paths map[string]string, env *Env) ([]MountRequest, error) {
 	byName := map[string]*Volume{}
 	for i := range vols {
 		byName[vols[i].Name] = &vols[i]
@@ -44,20 +48,22 @@ func containerMounts(pod *v1.Pod, c *v1.Container, vols []Volume, paths map[stri
 		if err != nil {
 			return nil, err
 		}
-		sub := m.SubPath
-		if m.SubPathExpr != "" {
-			if sub, err = expandSubPathExpr(m.SubPathExpr, env); err != nil {
-				return nil, fmt.Errorf("volumeMount %q of container %q: subPathExpr %q: %w", m.Name, c.Name, m.SubPathExpr, err)
+		var sub, shown string
+		switch {
+		case m.SubPathExpr != "" && env == nil:
+			sub, shown = m.SubPathExpr, m.SubPathExpr
+		case m.SubPathExpr != "":
+			if sub, shown, err = subPath(m, *env); err != nil {
+				return nil, fmt.Errorf("volumeMount %q of container %q: subPathExpr %w", m.Name, c.Name, err)
 			}
-		}
-		if sub != "" {
-			if err := validateSubPath(sub); err != nil {
+		default:
+			if sub, shown, err = subPath(m, Env{}); err != nil {
 				return nil, err
 			}
 		}
 		ctr, idx := firstMount(pod, m.Name)
 		out = append(out, MountRequest{
-			Volume: m.Name, Index: i, SubPath: sub,
+			Volume: m.Name, Index: i, SubPath: sub, Shown: shown,
 			Mount: &runtimeapi.Mount{
 				ContainerPath:     m.MountPath,
 				HostPath:          paths[m.Name],

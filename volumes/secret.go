@@ -33,3 +33,34 @@ func secretFiles(pod *v1.Pod, objs Objects, name string, optional *bool, items [
 func secretPayload(items []v1.KeyToPath, s *v1.Secret, defaultMode int32, optional bool) (map[string]FileProjection, error) {
 	return keyedPayload(items, s.Data, defaultMode, optional, "references non-existent secret key: %s")
 }
+
+// MaskedValue stands for every value taken from a Secret wherever podrun
+// prints one: a dry run's configs (podrun validate) and the messages of
+// a run and a dry run alike.
+const MaskedValue = "<masked>"
+
+// MaskSecrets is a copy of the Secrets with every value MaskedValue, the
+// keys kept: what is decided from keys (a key exists or not) is the same,
+// and no value can reach what is made from the copy. It is podrun's one
+// way of hiding a Secret's value: a dry run builds its configs from the
+// copy, and a subPathExpr shows its expansion as made from the copy
+// (Env.Shown).
+func MaskSecrets(secrets []*v1.Secret) []*v1.Secret {
+	out := make([]*v1.Secret, len(secrets))
+	for i, s := range secrets {
+		m := s.DeepCopy()
+		for k := range m.Data {
+			m.Data[k] = []byte(MaskedValue)
+		}
+		for k := range m.StringData {
+			m.StringData[k] = MaskedValue
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// Masked is the objects with the Secrets masked (MaskSecrets).
+func (o Objects) Masked() Objects {
+	return Objects{ConfigMaps: o.ConfigMaps, Secrets: MaskSecrets(o.Secrets)}
+}

@@ -149,11 +149,18 @@ func (s *Set) Path(volume string) string { return s.paths[volume] }
 
 // ContainerMounts decides a container instance's CRI mounts and
 // bind-mounts its subpaths under <pod dir>/volume-subpaths (a Planned set
-// only names them). env is the
+// only names them, and does not expand subPathExprs: their targets do not
+// depend on the expansion, and the pre-flight, CheckSubPathExprs, judged
+// what can be judged before the container exists). env is the
 // container's environment, for subPathExpr. Its errors are container
-// config errors (CreateContainerConfigError).
-func (s *Set) ContainerMounts(c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {
-	reqs, err := containerMounts(s.pod, c, s.vols, s.paths, env)
+// config errors (CreateContainerConfigError); they show a subpath that
+// takes anything from a Secret as MaskedValue.
+func (s *Set) ContainerMounts(c *v1.Container, env Env) ([]*runtimeapi.Mount, error) {
+	e := &env
+	if s.planned {
+		e = nil
+	}
+	reqs, err := containerMounts(s.pod, c, s.vols, s.paths, e)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +169,7 @@ func (s *Set) ContainerMounts(c *v1.Container, env map[string]string) ([]*runtim
 		if r.SubPath != "" && s.planned {
 			r.Mount.HostPath = subPathTarget(s.podDir, r.Volume, c.Name, r.Index)
 		} else if r.SubPath != "" {
-			target, err := prepareSubPath(s.podDir, r.Volume, c.Name, r.Index, r.Mount.HostPath, r.SubPath)
+			target, err := prepareSubPath(s.podDir, r.Volume, c.Name, r.Index, r.Mount.HostPath, r.SubPath, r.Shown)
 			if err != nil {
 				return nil, err
 			}

@@ -60,17 +60,65 @@ func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 
 // validateSubPath checks a (expanded) subPath as makeMounts does: relative,
 // without a ".." element; and without a NUL byte, which no path can hold.
-func validateSubPath(sub string) error {
+func validateSubPath(sub string) error { return validateShownSubPath(sub, sub) }
+
+// validateShownSubPath is validateSubPath of sub with messages that show
+// it as shown (MaskedValue when it takes anything from a Secret).
+func validateShownSubPath(sub, shown string) error {
 	if filepath.IsAbs(sub) {
-		return fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", shown)
 	}
 	if strings.IndexByte(sub, 0) >= 0 {
-		return fmt.Errorf("error SubPath %q must not contain a NUL byte", sub)
+		return fmt.Errorf("error SubPath %q must not contain a NUL byte", shown)
 	}
 	if err := noBacksteps(sub); err != nil {
-		return fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
+		return fmt.Errorf("unable to provision SubPath `%s`: %w", shown, err)
 	}
 	return nil
+}
+
+// Env is a container's environment as its subPathExprs expand in it:
+// Values, what the container runs with, and Shown, the same environment
+// made from the run's Secrets masked (MaskSecrets). An expansion that
+// differs between the two takes something from a Secret, wholly or in
+// part: every message shows it as MaskedValue, never its text. A nil
+// Shown shows every expansion as it is (an environment without Secrets).
+type Env struct {
+	Values map[string]string
+	Shown  map[string]string
+}
+
+// subPath is the one decision on a mount's subpath, the same before the
+// container exists (CheckSubPathExprs) and at its creation
+// (containerMounts): the subPath as written, or the subPathExpr expanded
+// in env, then checked (validateSubPath). shown is the subpath as
+// messages print it: MaskedValue when it takes anything from a Secret.
+// The errors (a variable without a value; an absolute path, a '..'
+// element or a NUL byte) start with the subPathExpr quoted, or are
+// validateSubPath's for a subPath as written; none holds a Secret's value.
+// A subpath refused by the check is returned with its error, so that
+// expansions can be compared (CheckSubPathExprs).
+func subPath(m v1.VolumeMount, env Env) (sub, shown string, err error) {
+	if m.SubPathExpr == "" {
+		if m.SubPath == "" {
+			return "", "", nil
+		}
+		return m.SubPath, m.SubPath, validateSubPath(m.SubPath)
+	}
+	sub, err = expandSubPathExpr(m.SubPathExpr, env.Values)
+	if err != nil {
+		return "", "", fmt.Errorf("%q: %w", m.SubPathExpr, err)
+	}
+	shown = sub
+	if env.Shown != nil {
+		if s, err := expandSubPathExpr(m.SubPathExpr, env.Shown); err != nil || s != sub {
+			shown = MaskedValue
+		}
+	}
+	if err := validateShownSubPath(sub, shown); err != nil {
+		return sub, shown, fmt.Errorf("%q expands to %q: %w", m.SubPathExpr, shown, err)
+	}
+	return sub, shown, nil
 }
 
 // subPathTarget is where a container's subpath mount is bind-mounted:
@@ -199,9 +247,10 @@ func safeMakeDir(baseFD int, rel string, perm uint32) error {
 // and opened once; the bind mount is made from that open file
 // (/proc/self/fd/N), so nothing can swap a symlink in between. A missing
 // subpath is created as a dir with the volume root's mode. A target that
-// is already mounted (a restarted container) is reused.
-func prepareSubPath(podDir, volume, container string, index int, volPath, sub string) (string, error) {
-	if err := validateSubPath(sub); err != nil {
+// is already mounted (a restarted container) is reused. The errors show
+// the subpath as shown (MaskedValue when it takes anything from a Secret).
+func prepareSubPath(podDir, volume, container string, index int, volPath, sub, shown string) (string, error) {
+	if err := validateShownSubPath(sub, shown); err != nil {
 		return "", err
 	}
 	base, err := filepath.EvalSymlinks(volPath)
@@ -221,15 +270,15 @@ func prepareSubPath(podDir, volume, container string, index int, volPath, sub st
 			return "", err
 		}
 		if err := safeMakeDir(baseFD, sub, st.Mode&0o7777); err != nil {
-			return "", fmt.Errorf("failed to create subPath directory %q in volume %q: %w", sub, volume, err)
+			return "", fmt.Errorf("failed to create subPath directory %q in volume %q: %w", shown, volume, err)
 		}
 		fd, err = openBeneath(baseFD, sub)
 	}
 	if errors.Is(err, errNotBeneath) {
-		return "", escapeError(sub, volume)
+		return "", escapeError(shown, volume)
 	}
 	if err != nil {
-		return "", fmt.Errorf("opening subPath %q of volume %q: %w", sub, volume, err)
+		return "", fmt.Errorf("opening subPath %q of volume %q: %w", shown, volume, err)
 	}
 	defer unix.Close(fd)
 
@@ -260,14 +309,15 @@ func prepareSubPath(podDir, volume, container string, index int, volPath, sub st
 	}
 	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), target, "", unix.MS_BIND, ""); err != nil {
 		os.Remove(target)
-		return "", fmt.Errorf("bind-mounting subPath %q of volume %q at %s: %w", sub, volume, target, err)
+		return "", fmt.Errorf("bind-mounting subPath %q of volume %q at %s: %w", shown, volume, target, err)
 	}
 	return target, nil
 }
 
-// escapeError is the error of a subpath that leads outside its volume.
-func escapeError(sub, volume string) error {
-	return fmt.Errorf("subPath %q of volume %q leads outside the volume (through a symlink)", sub, volume)
+// escapeError is the error of a subpath that leads outside its volume,
+// shown as shown.
+func escapeError(shown, volume string) error {
+	return fmt.Errorf("subPath %q of volume %q leads outside the volume (through a symlink)", shown, volume)
 }
 
 // subPathBeneath is the pre-flight of a subpath of a volume whose content
@@ -323,14 +373,14 @@ func hostPathOf(pod *v1.Pod, name string) string {
 
 // checkSubPathEscape refuses a subPath of a hostPath volume that leads
 // out of it through a symlink already there (field names the subPath or
-// subPathExpr).
-func checkSubPathEscape(pod *v1.Pod, m v1.VolumeMount, sub, field string) error {
+// subPathExpr; the error shows the subpath as shown).
+func checkSubPathEscape(pod *v1.Pod, m v1.VolumeMount, sub, shown, field string) error {
 	host := hostPathOf(pod, m.Name)
 	if host == "" {
 		return nil
 	}
 	if !subPathBeneath(host, sub) {
-		return fmt.Errorf("%s: %w", field, escapeError(sub, m.Name))
+		return fmt.Errorf("%s: %w", field, escapeError(shown, m.Name))
 	}
 	return nil
 }
@@ -345,7 +395,7 @@ func checkSubPaths(pod *v1.Pod, c *v1.Container) error {
 		if m.SubPath == "" || validateSubPath(m.SubPath) != nil {
 			continue
 		}
-		errs = append(errs, checkSubPathEscape(pod, m, m.SubPath, mountField(pod, c, i)+".subPath"))
+		errs = append(errs, checkSubPathEscape(pod, m, m.SubPath, m.SubPath, mountField(pod, c, i)+".subPath"))
 	}
 	return errors.Join(errs...)
 }
@@ -355,34 +405,32 @@ func checkSubPaths(pod *v1.Pod, c *v1.Container) error {
 // whose environment is known before it is created. envs are that
 // environment under two guesses of what is not known yet (the pod's IPs);
 // an expansion that differs between them is left to the container's
-// creation. One that is the same is judged now, as the container's
-// creation would (CreateContainerConfigError): a variable without a
-// value, an absolute path, a '..' element, or, in a hostPath volume, a
-// symlink out of the volume. The errors name the field.
-func CheckSubPathExprs(pod *v1.Pod, c *v1.Container, envs ...map[string]string) error {
+// creation. One that is the same is judged now by the decision the
+// container's creation makes (subPath; CreateContainerConfigError there):
+// a variable without a value, an absolute path, a '..' element, or, in a
+// hostPath volume, a symlink out of the volume. The errors name the field
+// and show an expansion that takes anything from a Secret as MaskedValue.
+func CheckSubPathExprs(pod *v1.Pod, c *v1.Container, envs ...Env) error {
 	var errs []error
 	for i, m := range c.VolumeMounts {
 		if m.SubPathExpr == "" || len(envs) == 0 {
 			continue
 		}
-		sub, err := expandSubPathExpr(m.SubPathExpr, envs[0])
+		sub, shown, err := subPath(m, envs[0])
 		same := true
 		for _, env := range envs[1:] {
-			s, e := expandSubPathExpr(m.SubPathExpr, env)
+			s, _, e := subPath(m, env)
 			same = same && s == sub && (e == nil) == (err == nil)
 		}
 		if !same {
 			continue
 		}
 		field := mountField(pod, c, i) + ".subPathExpr"
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%s: %q: %w", field, m.SubPathExpr, err))
-		case validateSubPath(sub) != nil:
-			errs = append(errs, fmt.Errorf("%s: %q expands to %q: %w", field, m.SubPathExpr, sub, validateSubPath(sub)))
-		default:
-			errs = append(errs, checkSubPathEscape(pod, m, sub, field))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+			continue
 		}
+		errs = append(errs, checkSubPathEscape(pod, m, sub, shown, field))
 	}
 	return errors.Join(errs...)
 }

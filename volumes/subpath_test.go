@@ -67,7 +67,7 @@ func TestContainerMounts(t *testing.T) {
 		{Name: "host", Kind: KindHostPath},
 	}
 	paths := map[string]string{"cache": "/pods/u/volumes/kubernetes.io~empty-dir/cache", "config": "/pods/u/volumes/kubernetes.io~configmap/config", "host": "/srv"}
-	got, err := containerMounts(pod, &pod.Spec.Containers[0], vols, paths, map[string]string{"POD_NAME": "web-0"})
+	got, err := containerMounts(pod, &pod.Spec.Containers[0], vols, paths, &Env{Values: map[string]string{"POD_NAME": "web-0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +75,8 @@ func TestContainerMounts(t *testing.T) {
 		{Volume: "cache", Index: 0, Mount: &runtimeapi.Mount{ContainerPath: "/cache", HostPath: paths["cache"], Propagation: runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER}},
 		{Volume: "config", Index: 1, Mount: &runtimeapi.Mount{ContainerPath: "/etc/config", HostPath: paths["config"], Readonly: true, SelinuxRelabel: true}},
 		{Volume: "host", Index: 2, Mount: &runtimeapi.Mount{ContainerPath: "/host", HostPath: "/srv", Readonly: true, Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL}},
-		{Volume: "cache", Index: 3, SubPath: "logs/web-0", Mount: &runtimeapi.Mount{ContainerPath: "/logs", HostPath: paths["cache"]}},
-		{Volume: "config", Index: 4, SubPath: "app.conf", Mount: &runtimeapi.Mount{ContainerPath: "/etc/app.conf", HostPath: paths["config"], Readonly: true, RecursiveReadOnly: true}},
+		{Volume: "cache", Index: 3, SubPath: "logs/web-0", Shown: "logs/web-0", Mount: &runtimeapi.Mount{ContainerPath: "/logs", HostPath: paths["cache"]}},
+		{Volume: "config", Index: 4, SubPath: "app.conf", Shown: "app.conf", Mount: &runtimeapi.Mount{ContainerPath: "/etc/app.conf", HostPath: paths["config"], Readonly: true, RecursiveReadOnly: true}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		for i := range got {
@@ -85,15 +85,15 @@ func TestContainerMounts(t *testing.T) {
 		t.Fatal("mounts differ")
 	}
 	// The init container mounts "cache" first: it is the one relabelled.
-	got, _ = containerMounts(pod, &pod.Spec.InitContainers[0], vols, paths, nil)
+	got, _ = containerMounts(pod, &pod.Spec.InitContainers[0], vols, paths, &Env{})
 	if !got[0].Mount.SelinuxRelabel {
 		t.Error("the first mount of cache in the pod is not relabelled")
 	}
 
-	_, err = containerMounts(pod, &pod.Spec.Containers[0], vols, paths, map[string]string{})
+	_, err = containerMounts(pod, &pod.Spec.Containers[0], vols, paths, &Env{Values: map[string]string{}})
 	checkErr(t, err, `volumeMount "cache" of container "app": subPathExpr "logs/$(POD_NAME)": missing value for POD_NAME`)
 	bad := v1.Container{Name: "x", VolumeMounts: []v1.VolumeMount{{Name: "cache", SubPathExpr: "$(P)", MountPath: "/x"}}}
-	_, err = containerMounts(pod, &bad, vols, paths, map[string]string{"P": "/etc"})
+	_, err = containerMounts(pod, &bad, vols, paths, &Env{Values: map[string]string{"P": "/etc"}})
 	checkErr(t, err, "error SubPath `/etc` must not be an absolute path")
 }
 
@@ -140,7 +140,7 @@ func TestPrepareSubPath(t *testing.T) {
 	t.Cleanup(func() { TearDown(podDir) })
 
 	// A dir.
-	target, err := prepareSubPath(podDir, "data", "app", 0, vol, "logs/real")
+	target, err := prepareSubPath(podDir, "data", "app", 0, vol, "logs/real", "logs/real")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +151,11 @@ func TestPrepareSubPath(t *testing.T) {
 		t.Errorf("through the bind mount: %q, %v", b, err)
 	}
 	// Reused when already mounted (a restarted container).
-	if again, err := prepareSubPath(podDir, "data", "app", 0, vol, "logs/real"); err != nil || again != target {
+	if again, err := prepareSubPath(podDir, "data", "app", 0, vol, "logs/real", "logs/real"); err != nil || again != target {
 		t.Errorf("second prepare: %s, %v", again, err)
 	}
 	// A file.
-	target, err = prepareSubPath(podDir, "data", "app", 1, vol, "app.conf")
+	target, err = prepareSubPath(podDir, "data", "app", 1, vol, "app.conf", "app.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestPrepareSubPath(t *testing.T) {
 		t.Errorf("file subpath reads %q", b)
 	}
 	// A symlink that stays inside the volume.
-	target, err = prepareSubPath(podDir, "data", "app", 2, vol, "logs/inside")
+	target, err = prepareSubPath(podDir, "data", "app", 2, vol, "logs/inside", "logs/inside")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestPrepareSubPath(t *testing.T) {
 		t.Errorf("symlinked subpath reads %q", b)
 	}
 	// A missing subpath is created with the volume root's mode.
-	target, err = prepareSubPath(podDir, "data", "app", 3, vol, "new/deeper")
+	target, err = prepareSubPath(podDir, "data", "app", 3, vol, "new/deeper", "new/deeper")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestPrepareSubPath(t *testing.T) {
 	}
 	// Symlinks leading out of the volume are refused; nothing is mounted.
 	for i, sub := range []string{"escape", "escape/secret", "logs/climb", "logs/climb/etc", "escape/newdir"} {
-		_, err := prepareSubPath(podDir, "data", "app", 10+i, vol, sub)
+		_, err := prepareSubPath(podDir, "data", "app", 10+i, vol, sub, sub)
 		if err == nil || !strings.Contains(err.Error(), "leads outside the volume") {
 			t.Errorf("subPath %q: %v, want it refused as leading outside", sub, err)
 		}
@@ -227,5 +227,93 @@ func TestOpenBeneathTheBaseItself(t *testing.T) {
 			}
 			unix.Close(fd)
 		}
+	}
+}
+
+// TestSubPathShowsNoSecret: a subPathExpr that takes anything from a
+// Secret (its expansion differs in the environment made from the Secrets
+// masked) is decided on its value and shown as MaskedValue, wholly, in
+// every message; one that takes nothing from a Secret is shown as it is.
+func TestSubPathShowsNoSecret(t *testing.T) {
+	const mark = "S3CRET-MARK"
+	// PW and UP come from a Secret; NS does not.
+	env := Env{
+		Values: map[string]string{"PW": "/" + mark, "UP": "../" + mark, "OK": mark, "NS": "ns", "DOTS": ".."},
+		Shown:  map[string]string{"PW": MaskedValue, "UP": MaskedValue, "OK": MaskedValue, "NS": "ns", "DOTS": ".."},
+	}
+	for _, tc := range []struct {
+		expr, sub, shown, err string
+	}{
+		{"$(PW)", "/" + mark, MaskedValue, `"$(PW)" expands to "<masked>": error SubPath ` + "`<masked>`" + ` must not be an absolute path`},
+		{"$(UP)-suffix", "../" + mark + "-suffix", MaskedValue, `"$(UP)-suffix" expands to "<masked>": unable to provision SubPath ` + "`<masked>`" + `: must not contain '..'`},
+		{"$(DOTS)/$(OK)", "../" + mark, MaskedValue, `"$(DOTS)/$(OK)" expands to "<masked>": unable to provision SubPath ` + "`<masked>`" + `: must not contain '..'`},
+		{"logs/$(OK)", "logs/" + mark, MaskedValue, ""},
+		{"$(NS)/..", "ns/..", "ns/..", `"$(NS)/.." expands to "ns/..": unable to provision SubPath ` + "`ns/..`" + `: must not contain '..'`},
+		{"$(NS)/x", "ns/x", "ns/x", ""},
+		{"$(PW)/$(NOPE)", "", "", `"$(PW)/$(NOPE)": missing value for NOPE`},
+	} {
+		t.Run(tc.expr, func(t *testing.T) {
+			sub, shown, err := subPath(v1.VolumeMount{Name: "v", SubPathExpr: tc.expr}, env)
+			if sub != tc.sub || shown != tc.shown || (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
+				t.Errorf("subPath = %q, %q, %v\nwant %q, %q, %s", sub, shown, err, tc.sub, tc.shown, tc.err)
+			}
+			// At the container's creation, the same.
+			pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
+				VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/x", SubPathExpr: tc.expr}}}}}}
+			reqs, err := containerMounts(pod, &pod.Spec.Containers[0], []Volume{{Name: "v", Kind: KindEmptyDir}}, map[string]string{"v": "/vol"}, &env)
+			if err != nil && strings.Contains(err.Error(), mark) || err == nil && reqs[0].Shown != tc.shown {
+				t.Errorf("containerMounts: %v %+v", err, reqs)
+			}
+		})
+	}
+	// Without Shown, nothing is masked.
+	if _, shown, _ := subPath(v1.VolumeMount{SubPathExpr: "$(OK)"}, Env{Values: env.Values}); shown != mark {
+		t.Errorf("without Shown: shown %q", shown)
+	}
+}
+
+// TestSubPathErrorsShowNoSecret: the pre-flight's and the creation's
+// errors about a subpath from a Secret that leads out of its volume show
+// it masked.
+func TestSubPathErrorsShowNoSecret(t *testing.T) {
+	const mark = "S3CRET-MARK"
+	vol := t.TempDir()
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(vol, "escape"))
+
+	pod := hostPathPod(vol, v1.HostPathDirectory, "")
+	pod.Spec.InitContainers = []v1.Container{{Name: "i", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v", SubPathExpr: "escape/$(PW)"}}}}
+	env := Env{Values: map[string]string{"PW": mark}, Shown: map[string]string{"PW": MaskedValue}}
+	err := CheckSubPathExprs(pod, &pod.Spec.InitContainers[0], env)
+	if want := `spec.initContainers[0].volumeMounts[0].subPathExpr: subPath "<masked>" of volume "v" leads outside the volume (through a symlink)`; err == nil || err.Error() != want {
+		t.Errorf("CheckSubPathExprs: %v\nwant %s", err, want)
+	}
+
+	podDir := t.TempDir()
+	t.Cleanup(func() { TearDown(podDir) })
+	_, err = prepareSubPath(podDir, "v", "c", 0, vol, "escape/"+mark, MaskedValue)
+	if want := `subPath "<masked>" of volume "v" leads outside the volume (through a symlink)`; err == nil || err.Error() != want {
+		t.Errorf("prepareSubPath: %v\nwant %s", err, want)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("created %v outside the volume", entries)
+	}
+}
+
+// TestMaskSecrets: every value of every Secret, data and stringData,
+// is MaskedValue in the copy; the keys stay, and the originals are
+// untouched.
+func TestMaskSecrets(t *testing.T) {
+	s := &v1.Secret{Data: map[string][]byte{"a": []byte("one")}, StringData: map[string]string{"b": "two"}}
+	m := MaskSecrets([]*v1.Secret{s})
+	if len(m) != 1 || string(m[0].Data["a"]) != MaskedValue || m[0].StringData["b"] != MaskedValue {
+		t.Errorf("masked %+v", m)
+	}
+	if string(s.Data["a"]) != "one" || s.StringData["b"] != "two" {
+		t.Errorf("the original changed: %+v", s)
+	}
+	o := Objects{Secrets: []*v1.Secret{s}}.Masked()
+	if string(o.Secrets[0].Data["a"]) != MaskedValue {
+		t.Errorf("Objects.Masked: %+v", o.Secrets[0])
 	}
 }
