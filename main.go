@@ -186,7 +186,7 @@ func runFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Category: catInput,
 			Usage: "manifest `SOURCE`, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
 		&cli.StringSliceFlag{Name: "manifest-url-header", Category: catInput,
-			Usage: "`'Name:value'` header sent with manifest URL requests, repeatable"},
+			Usage: "`'Name:value'` header sent with manifest URL requests, repeatable; a redirect to another scheme, host or port gets none"},
 		&cli.StringFlag{Name: "manifest-url-ca", Category: catInput, TakesFile: true,
 			Usage: "PEM `FILE` of CA certificates that manifest URL servers are verified against, besides the system roots"},
 		&cli.StringFlag{Name: "pod-logs-dir", Category: catRuntime, TakesFile: true,
@@ -420,7 +420,11 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 		return interrupted(err, sigCode)
 	}
 	if len(set.Pods) == 0 {
-		return podrunError(fmt.Errorf("no pod in %s", strings.Join(cfg.Sources, ", ")))
+		names := make([]string, len(cfg.Sources))
+		for i, s := range cfg.Sources {
+			names[i] = sources.DisplayName(s) // a URL without its credentials
+		}
+		return podrunError(fmt.Errorf("no pod in %s", strings.Join(names, ", ")))
 	}
 	if cfg.DryRun {
 		return dryRun(cfg, set, stdout, stderr)

@@ -136,9 +136,14 @@ func TestCLISignalWhileReadingAManifest(t *testing.T) {
 }
 
 // TestCLIManifestURLErrorsHideSecrets: a bearer token in a malformed
-// --manifest-url-header and a URL's password appear in no error.
+// --manifest-url-header, a URL's password and a token given as its user
+// name appear in no error.
 func TestCLIManifestURLErrorsHideSecrets(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
+	mux := http.NewServeMux()
+	mux.HandleFunc("/cm", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
+	})
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 	for _, tt := range []struct {
@@ -155,7 +160,11 @@ func TestCLIManifestURLErrorsHideSecrets(t *testing.T) {
 		{"header value with a newline", []string{"--manifest-url-header", "Authorization: Bearer s3cret\nX: y", "-f", srv.URL + "/pod"},
 			"podrun: " + srv.URL + `/pod: Get "` + srv.URL + `/pod": net/http: invalid header field value for "Authorization"` + "\n"},
 		{"password in the URL", []string{"--manifest-url-header", "Authorization: Bearer s3cret", "-f", "http://user:s3cret@" + host + "/pod"},
-			"podrun: http://user:xxxxx@" + host + "/pod: unexpected HTTP status 404 Not Found\n"},
+			"podrun: http://xxxxx:xxxxx@" + host + "/pod: unexpected HTTP status 404 Not Found\n"},
+		{"a token for the URL's user name", []string{"-f", "http://s3cret@" + host + "/pod"},
+			"podrun: http://xxxxx@" + host + "/pod: unexpected HTTP status 404 Not Found\n"},
+		{"no pod at a URL with a token", []string{"-f", "http://s3cret@" + host + "/cm"},
+			"podrun: no pod in http://xxxxx@" + host + "/cm\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, errOut, code := podrunAt(t, "", tt.args...)

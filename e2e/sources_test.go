@@ -216,3 +216,85 @@ func TestE2ESourceJSONPodListConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ESourceURLCredentials: the credentials of a manifest URL stay
+// with the server they were given for. A redirect to another server gets
+// none of the --manifest-url-header headers (custom ones included, which
+// Go's client forwarded: it drops only Authorization and cookies), and the
+// first server still gets them; a token given as the URL's user name is
+// shown as xxxxx wherever the URL is printed: a failed fetch (404), and a
+// pod from that URL the run refuses (the error names its source), on
+// stderr, -o json and the JUnit report.
+func TestE2ESourceURLCredentials(t *testing.T) {
+	t.Parallel()
+	suffix := randomSuffix(t)
+	token := "podrun-url-token-" + suffix
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: e2e-src-cred-" + suffix + "}\nspec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 2\n" +
+		"  containers: [{name: c, image: busybox:1.28, command: [sh, -c, echo from the other server]}]\n"
+	refused := "apiVersion: v1\nkind: Pod\nmetadata: {name: e2e-src-cred-bad-" + suffix + "}\nspec:\n  containers: [{name: c, image: '<not an image>'}]\n"
+
+	type seen struct{ server, path, apiKey, privateToken string }
+	var mu sync.Mutex
+	var got []seen
+	record := func(server string, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, seen{server, r.URL.Path, r.Header.Get("X-Api-Key"), r.Header.Get("Private-Token")})
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("other", r)
+		w.Write([]byte(pod))
+	}))
+	t.Cleanup(other.Close)
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("first", r)
+		switch r.URL.Path {
+		case "/moved.yaml":
+			http.Redirect(w, r, other.URL+"/pod.yaml", http.StatusFound)
+		case "/refused.yaml":
+			w.Write([]byte(refused))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(first.Close)
+	host := strings.TrimPrefix(first.URL, "http://")
+
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-q", "--manifest-url-header", "X-Api-Key:" + token, "--manifest-url-header", "PRIVATE-TOKEN:" + token,
+		"-f", first.URL + "/moved.yaml"}, "")
+	expectCode(t, r, 0)
+	if r.stdout != "from the other server\n" {
+		t.Errorf("stdout %q\n%s", r.stdout, r)
+	}
+	mu.Lock()
+	want := []seen{{"first", "/moved.yaml", token, token}, {"other", "/pod.yaml", "", ""}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("the servers saw %+v\nwant %+v", got, want)
+	}
+	mu.Unlock()
+
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"not found", "/missing.yaml", "podrun: http://xxxxx@" + host + "/missing.yaml: unexpected HTTP status 404 Not Found"},
+		{"a pod the run refuses", "/refused.yaml", "podrun: http://xxxxx@" + host + "/refused.yaml: document 1: pod default/e2e-src-cred-bad-" + suffix + ": spec.containers[0].image: InvalidImageName"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			junit := filepath.Join(t.TempDir(), "junit.xml")
+			r := e.runPodrun([]string{"--junit", junit, "-o", "json", "-f", "http://" + token + "@" + host + tc.path}, "")
+			expectCode(t, r, 125)
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr lacks %s\n%s", tc.want, r)
+			}
+			report, _ := os.ReadFile(junit)
+			for ch, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "junit": string(report)} {
+				if strings.Contains(out, token) {
+					t.Errorf("%s shows the token:\n%s", ch, out)
+				}
+			}
+			expectNothingCreated(t, e)
+		})
+	}
+}

@@ -38,9 +38,11 @@ const defaultHTTPTimeout = 10 * time.Second
 //   - an http:// or https:// URL: one GET with Options.HTTPHeaders; any
 //     status but 200, an empty body or a body over 10 MiB is an error;
 //     TLS is verified against the system roots and Options.HTTPCAFile;
-//     at most 10 redirects are followed, none from https to http; the
-//     whole request has 10 s. Errors show the URL without its password
-//     and never a header value;
+//     at most 10 redirects are followed, none from https to http, and a
+//     redirect to another origin gets none of Options.HTTPHeaders
+//     (keepHeadersOnOrigin); the whole request has 10 s. Errors show the
+//     URL without its user name and password (redactURL) and never a
+//     header value;
 //   - a directory: like the kubelet's static-pod directory, every regular
 //     file (symlinks followed) whose name does not start with "." in
 //     lexical order; subdirectories are not entered;
@@ -70,7 +72,7 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 	stdinUsed := false
 	for _, spec := range specs {
 		if err := ctx.Err(); err != nil {
-			return nil, &Error{Origin: Origin{Source: displayName(spec)}, Err: err}
+			return nil, &Error{Origin: Origin{Source: DisplayName(spec)}, Err: err}
 		}
 		if spec == "-" {
 			if stdinUsed {
@@ -88,7 +90,7 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 			s, derrs := decodeSource(sourceFor(in.name), in.data, opts)
 			errs = append(errs, derrs...)
 			if len(derrs) == 0 && s.len() == 0 {
-				errs = append(errs, &Error{Origin: Origin{Source: displayName(in.name)}, Msg: "no objects found"})
+				errs = append(errs, &Error{Origin: Origin{Source: DisplayName(in.name)}, Msg: "no objects found"})
 			}
 			set.append(s)
 		}
@@ -106,7 +108,9 @@ type input struct {
 	data []byte
 }
 
-func displayName(spec string) string {
+// DisplayName is a -f spec as podrun prints it: "stdin" for "-", a URL
+// without its credentials (redactURL), a path as given.
+func DisplayName(spec string) string {
 	switch {
 	case spec == "-":
 		return "stdin"
@@ -116,11 +120,31 @@ func displayName(spec string) string {
 	return spec
 }
 
-// redactURL hides a URL's password as net/url's Redacted does
-// ("user:xxxxx@"), in URLs it cannot parse as well.
+// redacted stands for a URL's user name and password wherever podrun
+// prints the URL.
+const redacted = "xxxxx"
+
+// redactURL hides a URL's credentials: the user name and the password of
+// its userinfo are each "xxxxx" ("https://xxxxx@host/", "https://xxxxx:xxxxx@host/"),
+// in URLs it cannot parse as well. A token is often given as a bare user
+// name (https://TOKEN@host/), so that net/url's Redacted, which hides
+// only the password, is not enough. An empty user name stays empty.
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
+		if u.User == nil {
+			return s
+		}
+		v := *u
+		name := ""
+		if u.User.Username() != "" {
+			name = redacted
+		}
+		if _, ok := u.User.Password(); ok {
+			v.User = url.UserPassword(name, redacted)
+		} else {
+			v.User = url.User(name)
+		}
+		return v.String()
 	}
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
@@ -135,16 +159,19 @@ func redactURL(s string) string {
 		return s
 	}
 	name, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return s
+	if name != "" {
+		name = redacted
 	}
-	return scheme + "://" + name + ":xxxxx@" + rest[at+1:]
+	if hasPass {
+		name += ":" + redacted
+	}
+	return scheme + "://" + name + "@" + rest[at+1:]
 }
 
 // read returns the inputs of one spec.
 func read(ctx context.Context, spec string, opts Options) ([]input, error) {
 	fail := func(msg string, err error) ([]input, error) {
-		return nil, &Error{Origin: Origin{Source: displayName(spec)}, Msg: msg, Err: err}
+		return nil, &Error{Origin: Origin{Source: DisplayName(spec)}, Msg: msg, Err: err}
 	}
 	switch {
 	case spec == "-":
@@ -293,6 +320,60 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// keepHeadersOnOrigin is a client's CheckRedirect (then next, or Go's
+// default of at most 10 redirects) that sends the user's headers (the
+// names of headers, --manifest-url-header) and the Referer on a redirect
+// only while it stays on the first URL's origin: its scheme, host and port
+// (sameOrigin), as every request before it did. Go's client copies every
+// header to a redirect's request but Authorization, WWW-Authenticate and
+// Cookie, which it drops only for another domain (a subdomain keeps them):
+// an X-Api-Key or PRIVATE-TOKEN went to whichever host the server
+// redirected to, and the Referer, which names the previous URL with its
+// query, carried a token given there (?private_token=) along. Once a
+// redirect has left the origin, they stay dropped, back on it too.
+func keepHeadersOnOrigin(headers http.Header, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		same := sameOrigin(via[0].URL, req.URL)
+		for _, r := range via[1:] {
+			same = same && sameOrigin(via[0].URL, r.URL)
+		}
+		if !same {
+			for name := range headers {
+				req.Header.Del(name)
+			}
+			req.Header.Del("Referer")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+}
+
+// sameOrigin tells whether a and b have the same origin (RFC 6454): the
+// same scheme, host (without regard to case) and port, an absent port
+// being the scheme's default. A subdomain, another port, or http and
+// https on the same host are other origins, as they are for curl, which
+// drops its Authorization and Cookie headers there.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			return "80"
+		case "https":
+			return "443"
+		}
+		return ""
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
 // fetch GETs a manifest URL like the kubelet's HTTP source
 // (pkg/kubelet/config/http.go).
 func fetch(ctx context.Context, rawURL string, opts Options) ([]byte, error) {
@@ -316,7 +397,9 @@ func get(ctx context.Context, rawURL string, opts Options) ([]byte, error) {
 			req.Header.Add(k, v)
 		}
 	}
-	resp, err := opts.HTTPClient.Do(req)
+	client := *opts.HTTPClient
+	client.CheckRedirect = keepHeadersOnOrigin(opts.HTTPHeaders, client.CheckRedirect)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,9 @@ type Options struct {
 	// Stdin is read for the spec "-".
 	Stdin io.Reader
 	// HTTPHeaders are sent with every manifest URL request
-	// (--manifest-url-header); values of one key are added in order.
+	// (--manifest-url-header), and with its redirects while they stay on
+	// its origin (scheme, host and port); values of one key are added in
+	// order.
 	HTTPHeaders http.Header
 	// HTTPCAFile is a PEM file of CA certificates that manifest URLs'
 	// servers are verified against besides the system roots

@@ -14,10 +14,13 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -158,6 +161,9 @@ func TestLoadHTTPErrorsHideSecrets(t *testing.T) {
 	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://user:s3cret-redirect@"+r.Host+"/missing", http.StatusFound)
 	})
+	mux.HandleFunc("/away-token", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://s3cret-redirect@"+r.Host+"/missing", http.StatusFound)
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -179,12 +185,17 @@ func TestLoadHTTPErrorsHideSecrets(t *testing.T) {
 		want    string // a prefix of the error
 	}{
 		{"bad header name", "http://" + host + "/pod", badName, "manifest URL headers: a header name is not an HTTP token (not shown: it may hold a secret)"},
-		{"status", "http://user:s3cret@" + host + "/missing", headers, "http://user:xxxxx@" + host + "/missing: unexpected HTTP status 404 Not Found"},
-		{"no server", "http://user:s3cret@" + closedHost + "/pod", headers, "http://user:xxxxx@" + closedHost + `/pod: Get "http://user:xxxxx@` + closedHost + `/pod": dial tcp`},
+		{"status", "http://user:s3cret@" + host + "/missing", headers, "http://xxxxx:xxxxx@" + host + "/missing: unexpected HTTP status 404 Not Found"},
+		{"a token for a user name", "http://s3cret-token@" + host + "/missing", headers, "http://xxxxx@" + host + "/missing: unexpected HTTP status 404 Not Found"},
+		{"a token for a user name, escaped", "http://s3cret%2Dtoken@" + host + "/missing", nil, "http://xxxxx@" + host + "/missing: unexpected HTTP status 404 Not Found"},
+		{"no server", "http://user:s3cret@" + closedHost + "/pod", headers, "http://xxxxx:xxxxx@" + closedHost + `/pod: Get "http://xxxxx:xxxxx@` + closedHost + `/pod": dial tcp`},
+		{"no server, a token for a user name", "http://s3cret-token@" + closedHost + "/pod", headers, "http://xxxxx@" + closedHost + `/pod: Get "http://xxxxx@` + closedHost + `/pod": dial tcp`},
 		{"password in a redirect", "http://" + host + "/away", headers, "http://" + host + "/away: unexpected HTTP status 404 Not Found"},
 		{"bad header value", "http://" + host + "/pod", badHeaders, "http://" + host + `/pod: Get "http://` + host + `/pod": net/http: invalid header field value for "Authorization"`},
 		{"password only", "http://:s3cret@" + host + "/missing", nil, "http://:xxxxx@" + host + "/missing: unexpected HTTP status 404 Not Found"},
-		{"unparsable URL", "http://user:s3cret@" + host + "/%zz", nil, "http://user:xxxxx@" + host + `/%zz: parse "http://user:xxxxx@` + host + `/%zz": invalid URL escape "%zz"`},
+		{"unparsable URL", "http://user:s3cret@" + host + "/%zz", nil, "http://xxxxx:xxxxx@" + host + `/%zz: parse "http://xxxxx:xxxxx@` + host + `/%zz": invalid URL escape "%zz"`},
+		{"unparsable URL, a token for a user name", "http://s3cret-token@" + host + "/%zz", nil, "http://xxxxx@" + host + `/%zz: parse "http://xxxxx@` + host + `/%zz": invalid URL escape "%zz"`},
+		{"a token for a user name in a redirect", "http://" + host + "/away-token", headers, "http://" + host + "/away-token: unexpected HTTP status 404 Not Found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Load(context.Background(), []string{tt.url}, Options{HTTPHeaders: tt.headers})
@@ -210,6 +221,135 @@ func TestLoadHTTPErrorsHideSecrets(t *testing.T) {
 	}
 	if got := set.Pods[0].Origin.Source; strings.Contains(got, "s3cret") {
 		t.Errorf("origin %q shows the password", got)
+	}
+	// A token for a user name goes to the server too, and is no more
+	// shown in the origin (the file of every field-path error).
+	u = "http://s3cret-token@" + strings.TrimPrefix(authSrv.URL, "http://") + "/pod"
+	set, err = Load(context.Background(), []string{u}, Options{})
+	if err != nil || user != "s3cret-token" {
+		t.Fatalf("basic auth user %q, error %v", user, err)
+	}
+	if got, want := set.Pods[0].Origin.Source, "http://xxxxx@"+strings.TrimPrefix(authSrv.URL, "http://")+"/pod"; got != want {
+		t.Errorf("origin %q, want %q", got, want)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://host/p?q=1", "https://host/p?q=1"},
+		{"https://TOKEN@host/p", "https://xxxxx@host/p"},
+		{"https://user:pass@host:8443/p", "https://xxxxx:xxxxx@host:8443/p"},
+		{"https://:pass@host/p", "https://:xxxxx@host/p"},
+		{"https://user:@host/p", "https://xxxxx:xxxxx@host/p"},
+		{"https://@host/p", "https://@host/p"},
+		{"https://TOKEN@host/%zz", "https://xxxxx@host/%zz"},
+		{"https://user:pa%zzss@host/p", "https://xxxxx:xxxxx@host/p"},
+		{"https://host/a@b", "https://host/a@b"}, // an @ in the path is no userinfo
+		{"stdin", "stdin"},
+	} {
+		if got := redactURL(tt.in); got != tt.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLoadHTTPRedirectDropsHeadersOffOrigin: a redirect to another origin
+// (another host, port or scheme; here a second server, on another port of
+// 127.0.0.1, and localhost for the same port) gets none of the user's
+// headers, custom ones (X-Api-Key, PRIVATE-TOKEN) included, nor the
+// Referer that names the first URL; a redirect on the same origin keeps
+// them; and a chain that went elsewhere and came back does not get them
+// back. Go's client dropped only Authorization (and cookies) there.
+func TestLoadHTTPRedirectDropsHeadersOffOrigin(t *testing.T) {
+	type seen struct{ path, apiKey, token, auth, referer string }
+	var mu sync.Mutex
+	var got []seen
+	record := func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, seen{r.URL.Path, r.Header.Get("X-Api-Key"), r.Header.Get("Private-Token"), r.Header.Get("Authorization"), r.Header.Get("Referer")})
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		if r.URL.Path == "/back" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		podHandler(w, r)
+	}))
+	defer other.Close()
+	var first *httptest.Server
+	first = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		switch r.URL.Path {
+		case "/cross":
+			http.Redirect(w, r, other.URL+"/pod", http.StatusFound)
+		case "/localhost":
+			http.Redirect(w, r, strings.Replace(first.URL, "127.0.0.1", "localhost", 1)+"/pod", http.StatusFound)
+		case "/same":
+			http.Redirect(w, r, "/pod", http.StatusFound)
+		case "/there-and-back":
+			http.Redirect(w, r, other.URL+"/back?to="+first.URL+"/pod", http.StatusFound)
+		default:
+			podHandler(w, r)
+		}
+	}))
+	defer first.Close()
+
+	headers := http.Header{}
+	headers.Set("X-Api-Key", "s3cret-key")
+	headers.Set("PRIVATE-TOKEN", "s3cret-token")
+	headers.Set("Authorization", "Bearer s3cret-auth")
+	all := seen{"", "s3cret-key", "s3cret-token", "Bearer s3cret-auth", ""}
+	with := func(path, referer string) seen {
+		s := all
+		s.path, s.referer = path, referer
+		return s
+	}
+	for _, tt := range []struct {
+		path string
+		want []seen
+	}{
+		{"/cross", []seen{with("/cross", ""), {path: "/pod"}}},
+		{"/localhost", []seen{with("/localhost", ""), {path: "/pod"}}},
+		{"/same", []seen{with("/same", ""), with("/pod", first.URL+"/same")}},
+		{"/there-and-back", []seen{with("/there-and-back", ""), {path: "/back"}, {path: "/pod"}}},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			if _, err := Load(context.Background(), []string{first.URL + tt.path}, Options{HTTPHeaders: headers}); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("the servers saw\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"http://h/a", "http://h/b", true},
+		{"http://h/a", "http://H:80/b", true},
+		{"https://h/a", "https://h:443/b", true},
+		{"http://h/a", "https://h/a", false},
+		{"http://h/a", "http://h:8080/a", false},
+		{"http://h/a", "http://sub.h/a", false},
+		{"http://h/a", "http://other/a", false},
+		{"http://[::1]:80/a", "http://[::1]/b", true},
+	} {
+		a, _ := url.Parse(tt.a)
+		b, _ := url.Parse(tt.b)
+		if got := sameOrigin(a, b); got != tt.want {
+			t.Errorf("sameOrigin(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
 	}
 }
 
