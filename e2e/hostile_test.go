@@ -182,6 +182,15 @@ func hostPathCase(name, typ, target string, want string) hostileCase {
 		}}
 }
 
+// valueCase is a container with fields (resources, securityContext) that
+// validation refuses.
+func valueCase(name, fields, want string) hostileCase {
+	return hostileCase{name: name, doc: `document 1 (Pod "hostile-values")`, want: []string{want},
+		manifest: func(t *testing.T, uid, _ string) string {
+			return fromTemplate(t, "hostile/values.yaml", "UID", uid, "FIELDS", fields)
+		}}
+}
+
 // bigCase writes data (generated) as a manifest.
 func bigCase(name, doc string, data func() string, want string) hostileCase {
 	return hostileCase{name: name, doc: doc, want: []string{want},
@@ -272,6 +281,17 @@ func hostileCases() []hostileCase {
 		hostPathCase("hostPath symlink to a file of type CharDevice", "CharDevice", "FILE", "is not a character device (a symlink to "),
 		hostPathCase("hostPath symlink to a dir of type BlockDevice", "BlockDevice", "OUTSIDE", "is not a block device (a symlink to OUTSIDE)"),
 		hostPathCase("hostPath symlink loop", "Directory", "LOOP", "too many levels of symbolic links"),
+
+		// Values the API server refuses, and quantities beyond the
+		// kubelet's int64: API validation.
+		valueCase("negative cpu", `resources: {limits: {cpu: "-1"}}`,
+			`spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`),
+		valueCase("memory of 2^64 bytes", `resources: {limits: {memory: "18446744073709551616"}}`,
+			`spec.containers[0].resources.limits[memory]: Invalid value: "18446744073709551616": must be less than or equal to 9223372036854775807 (an int64)`),
+		valueCase("requests above limits", `resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}`,
+			`spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`),
+		valueCase("runAsUser -1", `securityContext: {runAsUser: -1}`,
+			`spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive`),
 
 		// Size and shape.
 		bigCase("a 100 MB document", "", func() string { return podYAMLOfSize(100 << 20) }, "larger than the 10 MiB limit"),

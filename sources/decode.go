@@ -339,8 +339,15 @@ func (d *decoder) problems(o Origin, kind, name string, probs []problem) {
 }
 
 func (d *decoder) fieldErrors(o Origin, kind, name string, errs field.ErrorList) {
+	seen := map[string]bool{}
 	for _, e := range errs {
-		d.fail(o, kind, name, e.Field, e.ErrorBody())
+		// Each error once, as the API server's ToAggregate shows them (three
+		// extended resources requested without a limit are one
+		// "resources.limits: Required value" line).
+		if msg := e.Error(); !seen[msg] {
+			seen[msg] = true
+			d.fail(o, kind, name, e.Field, e.ErrorBody())
+		}
 	}
 }
 

@@ -22,6 +22,9 @@
 //   - a metadata.uid that is given must be a lowercase RFC 1123 label (API
 //     server UUIDs and the kubelet's own static-pod UIDs are), since it
 //     names podrun's data, log and cgroup paths; the kubelet takes any.
+//   - a resource quantity must fit the int64 the kubelet computes with
+//     (cpu in millicores, the rest in units): the API server takes
+//     memory: 1e400, which the kubelet wraps around into no limit.
 //
 // Documents are numbered from 1, counting only non-empty ones: a document
 // of nothing but comments or whitespace is skipped and not counted. Line

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"path"
 	"reflect"
 	"regexp"
@@ -11,12 +12,15 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podrun/podrun/runner/podresources"
 )
 
 // The validation here follows the API server's ValidatePodCreate, with
@@ -95,20 +99,28 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	errs = append(errs, verrs...)
 
 	names := map[string]bool{}
+	grace := spec.TerminationGracePeriodSeconds
 	for i := range spec.InitContainers {
-		errs = append(errs, validateContainer(&spec.InitContainers[i], sp.Child("initContainers").Index(i), vols, names, true)...)
+		errs = append(errs, validateContainer(&spec.InitContainers[i], sp.Child("initContainers").Index(i), vols, names, grace, true)...)
 	}
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(sp.Child("containers"), ""))
 	}
 	for i := range spec.Containers {
-		errs = append(errs, validateContainer(&spec.Containers[i], sp.Child("containers").Index(i), vols, names, false)...)
+		errs = append(errs, validateContainer(&spec.Containers[i], sp.Child("containers").Index(i), vols, names, grace, false)...)
 	}
 	errs = append(errs, validateHostPorts(spec.Containers, sp.Child("containers"))...)
 	errs = append(errs, validateTolerations(spec.Tolerations, sp.Child("tolerations"))...)
 	if r := spec.Resources; r != nil {
-		errs = append(errs, validateResourceNames(r, sp.Child("resources"), podResourceName)...)
+		errs = append(errs, validateResources(r, sp.Child("resources"), podResourceName)...)
+		errs = append(errs, validatePodResourceConsistency(pod, sp.Child("resources"))...)
 	}
+	if spec.Overhead != nil {
+		// The API server's validateOverhead: the overhead as a container's
+		// limits, named spec.overhead.limits[NAME] as it names them.
+		errs = append(errs, validateResources(&v1.ResourceRequirements{Limits: spec.Overhead}, sp.Child("overhead"), containerResourceName)...)
+	}
+	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, sp.Child("securityContext"))...)
 	if len(spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
 	}
@@ -271,8 +283,10 @@ func validateUniqueName(errs field.ErrorList, name string, p *field.Path, names 
 }
 
 // validateContainer validates one init or regular container. names holds
-// the container names seen so far, across init and regular containers.
-func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bool, init bool) field.ErrorList {
+// the container names seen so far, across init and regular containers;
+// grace is the pod's terminationGracePeriodSeconds (defaulted), which
+// bounds a sleep hook.
+func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bool, grace *int64, init bool) field.ErrorList {
 	var errs field.ErrorList
 	errs = validateUniqueName(errs, c.Name, p.Child("name"), names)
 
@@ -313,7 +327,7 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 	}
 
 	errs = append(errs, validatePorts(c.Ports, p.Child("ports"))...)
-	errs = append(errs, validateResourceNames(&c.Resources, p.Child("resources"), containerResourceName)...)
+	errs = append(errs, validateResources(&c.Resources, p.Child("resources"), containerResourceName)...)
 	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
 	for i, ef := range c.EnvFrom {
 		if n := countSet(ef); n != 1 {
@@ -321,6 +335,7 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 		}
 	}
 	errs = append(errs, validateVolumeMounts(c.VolumeMounts, vols, p.Child("volumeMounts"))...)
+	errs = append(errs, validateContainerSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
 
 	probes := []struct {
 		name  string
@@ -339,6 +354,9 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 		if pr.name != "readinessProbe" && pr.probe.SuccessThreshold != 1 {
 			errs = append(errs, field.Invalid(pp.Child("successThreshold"), pr.probe.SuccessThreshold, "must be 1"))
 		}
+		if g := pr.probe.TerminationGracePeriodSeconds; g != nil && pr.name == "readinessProbe" {
+			errs = append(errs, field.Invalid(pp.Child("terminationGracePeriodSeconds"), *g, "must not be set for readinessProbes"))
+		}
 	}
 	if lc := c.Lifecycle; lc != nil {
 		if init && !sidecar {
@@ -349,7 +367,7 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 				handler *v1.LifecycleHandler
 			}{{"postStart", lc.PostStart}, {"preStop", lc.PreStop}} {
 				if h.handler != nil {
-					errs = append(errs, validateHandler(h.handler, p.Child("lifecycle", h.name))...)
+					errs = append(errs, validateHandler(h.handler, grace, p.Child("lifecycle", h.name))...)
 				}
 			}
 		}
@@ -557,14 +575,23 @@ func validateProbe(pr *v1.Probe, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child(f.name), f.v, "must be greater than or equal to 0"))
 		}
 	}
+	// A liveness or startup probe's own grace period (a readiness probe's
+	// is refused by validateContainer).
+	if g := pr.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
+		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+	}
 	return errs
 }
 
-func validateHandler(h *v1.LifecycleHandler, p *field.Path) field.ErrorList {
+// validateHandler checks a lifecycle handler; a sleep may not outlast the
+// pod's grace period (the API server's validateSleepAction, with its
+// message and its path, spec...lifecycle.preStop.sleep).
+func validateHandler(h *v1.LifecycleHandler, grace *int64, p *field.Path) field.ErrorList {
 	errs := validateHandlerType(countSet(*h), h.HTTPGet, p)
 	errs = append(errs, validateExec(h.Exec, p)...)
-	if h.Sleep != nil && h.Sleep.Seconds < 0 {
-		errs = append(errs, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	if s := h.Sleep; s != nil && grace != nil && (s.Seconds < 0 || s.Seconds > *grace) {
+		errs = append(errs, field.Invalid(p.Child("sleep"), s.Seconds,
+			fmt.Sprintf("must be non-negative and less than terminationGracePeriodSeconds (%d)", *grace)))
 	}
 	return errs
 }
@@ -714,23 +741,222 @@ func validateTolerations(ts []v1.Toleration, p *field.Path) field.ErrorList {
 // validation that depends on where the requirements are.
 type resourceNameCheck func(name v1.ResourceName, p *field.Path) field.ErrorList
 
-// validateResourceNames checks every name of the requests and limits as
-// the API server does (validateResourceName, then the container's or the
-// pod's own check): a name without a domain must be a standard one.
-func validateResourceNames(r *v1.ResourceRequirements, p *field.Path, check resourceNameCheck) field.ErrorList {
+// validateResources is the API server's validateResourceRequirements for a
+// container's, the pod's or the overhead's requirements (check is the name
+// check of where they are; the names' messages as validateResourceName and
+// check give them), with its field paths and messages:
+//
+//   - every quantity is non-negative, and an integer for an extended
+//     resource (ValidateResourceQuantityValue);
+//   - a hugepages quantity is a multiple of its page size
+//     (validateResourceQuantityHugePageValue);
+//   - a request is at most its limit, and equal to it for a resource that
+//     may not be overcommitted (extended resources and hugepages), whose
+//     request needs a limit;
+//   - hugepages need cpu or memory.
+//
+// podrun adds one bound the API server lacks: a quantity must fit the int64
+// the kubelet turns it into (cpu in millicores, everything else in units;
+// resource.Quantity's MilliValue and Value wrap around beyond it): the API
+// server takes memory: 1e400 or 18446744073709551616, which the kubelet and
+// podrun would turn into no limit, or a limit of a few bytes
+// (docs/kubelet-differences.md, resource-values).
+func validateResources(r *v1.ResourceRequirements, p *field.Path, check resourceNameCheck) field.ErrorList {
 	var errs field.ErrorList
-	for _, list := range []struct {
-		name string
-		l    v1.ResourceList
-	}{{"limits", r.Limits}, {"requests", r.Requests}} {
-		for _, name := range slices.Sorted(maps.Keys(list.l)) {
-			np := p.Child(list.name).Key(string(name))
-			if e := validateResourceName(name, np); len(e) > 0 {
-				errs = append(errs, e...)
-				continue
-			}
-			errs = append(errs, check(name, np)...)
+	limPath, reqPath := p.Child("limits"), p.Child("requests")
+	cpuOrMemory, hugePages := false, false
+	for _, name := range slices.Sorted(maps.Keys(r.Limits)) {
+		q := r.Limits[name]
+		np := limPath.Key(string(name))
+		errs = append(errs, validateResourceNameAt(name, np, check)...)
+		errs = append(errs, validateQuantity(name, q, np)...)
+		hugePages = hugePages || isHugePages(name)
+		cpuOrMemory = cpuOrMemory || name == v1.ResourceCPU || name == v1.ResourceMemory
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		q := r.Requests[name]
+		np := reqPath.Key(string(name))
+		errs = append(errs, validateResourceNameAt(name, np, check)...)
+		errs = append(errs, validateQuantity(name, q, np)...)
+		lim, ok := r.Limits[name]
+		switch {
+		case ok && q.Cmp(lim) != 0 && !overcommitAllowed(name):
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, lim.String())))
+		case ok && q.Cmp(lim) > 0:
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		case !ok && !overcommitAllowed(name):
+			errs = append(errs, field.Required(limPath, "Limit must be set for non overcommitable resources"))
 		}
+		hugePages = hugePages || isHugePages(name)
+		cpuOrMemory = cpuOrMemory || name == v1.ResourceCPU || name == v1.ResourceMemory
+	}
+	if hugePages && !cpuOrMemory {
+		errs = append(errs, field.Forbidden(p, "HugePages require cpu or memory"))
+	}
+	return errs
+}
+
+// validateResourceNameAt checks a name of requests or limits as the API
+// server does (validateResourceName, then the container's or the pod's
+// own check).
+func validateResourceNameAt(name v1.ResourceName, p *field.Path, check resourceNameCheck) field.ErrorList {
+	if errs := validateResourceName(name, p); len(errs) > 0 {
+		return errs
+	}
+	return check(name, p)
+}
+
+// maxQuantity is the largest quantity of a resource the kubelet's int64
+// holds: cpu in millicores (MilliValue), every other resource in units
+// (Value).
+func maxQuantity(name v1.ResourceName) resource.Quantity {
+	if name == v1.ResourceCPU {
+		return *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	}
+	return *resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+}
+
+// validateQuantity is ValidateResourceQuantityValue (non-negative; an
+// integer for an integer resource), validateResourceQuantityHugePageValue,
+// and podrun's int64 bound (validateResources).
+func validateQuantity(name v1.ResourceName, q resource.Quantity, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q.Sign() < 0 {
+		errs = append(errs, field.Invalid(p, q.String(), "must be greater than or equal to 0"))
+	}
+	if limit := maxQuantity(name); q.Cmp(limit) > 0 {
+		unit := "an int64"
+		if name == v1.ResourceCPU {
+			unit = "an int64 of millicores"
+		}
+		// Beyond it the checks below would read a wrapped value.
+		return append(errs, field.Invalid(p, q.String(), fmt.Sprintf("must be less than or equal to %s (%s)", limit.String(), unit)))
+	}
+	if isIntegerResource(name) && q.MilliValue()%1000 != 0 {
+		errs = append(errs, field.Invalid(p, q.String(), "must be an integer"))
+	}
+	if isHugePages(name) && !hugePagesDivisible(name, q) {
+		errs = append(errs, field.Invalid(p, q.String(), fmt.Sprintf("%s is not positive integer multiple of %s", q.String(), name)))
+	}
+	return errs
+}
+
+func isHugePages(name v1.ResourceName) bool {
+	return strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+// hugePagesDivisible is the API's IsHugePageResourceValueDivisible: the
+// page size, the name's suffix, is a whole number of bytes and q a
+// multiple of it (a page size beyond int64 divides nothing: the API
+// server would divide by its wrapped value).
+func hugePagesDivisible(name v1.ResourceName, q resource.Quantity) bool {
+	size, err := resource.ParseQuantity(strings.TrimPrefix(string(name), v1.ResourceHugePagesPrefix))
+	if err != nil || size.Sign() <= 0 || size.Cmp(maxQuantity(name)) > 0 || size.MilliValue()%1000 != 0 {
+		return false
+	}
+	return q.Value()%size.Value() == 0
+}
+
+// isNativeResource is the API's IsNativeResource: no domain, or
+// kubernetes.io's.
+func isNativeResource(name v1.ResourceName) bool {
+	return !strings.Contains(string(name), "/") || strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix)
+}
+
+// overcommitAllowed is the API's IsOvercommitAllowed: a request may be
+// below its limit for a native resource other than hugepages.
+func overcommitAllowed(name v1.ResourceName) bool {
+	return isNativeResource(name) && !isHugePages(name)
+}
+
+// isIntegerResource is the API's IsIntegerResourceName: the quota's
+// object counts and every extended resource.
+func isIntegerResource(name v1.ResourceName) bool {
+	switch name {
+	case v1.ResourcePods, v1.ResourceQuotas, v1.ResourceServices, v1.ResourceReplicationControllers, v1.ResourceSecrets,
+		v1.ResourceConfigMaps, v1.ResourcePersistentVolumeClaims, v1.ResourceServicesNodePorts, v1.ResourceServicesLoadBalancers:
+		return true
+	}
+	s := string(name)
+	return !isNativeResource(name) && !strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) &&
+		len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
+}
+
+// validatePodResourceConsistency is the API server's: pod-level requests
+// are at least what the containers request together (podresources'
+// formula: init containers, sidecars), pod-level hugepages limits at least
+// the containers' together, and no regular container's limit is above the
+// pod's. p is spec.resources; the last error's path is the API server's
+// own, spec.resources.containers[I][NAME].limits.
+func validatePodResourceConsistency(pod *v1.Pod, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	podReqs, podLims := pod.Spec.Resources.Requests, pod.Spec.Resources.Limits
+	ctrs := *pod
+	ctrs.Spec.Resources, ctrs.Spec.Overhead = nil, nil // the containers' aggregate alone
+	reqs := podresources.Requests(&ctrs)
+	for _, name := range slices.Sorted(maps.Keys(reqs)) {
+		agg, pr := reqs[name], podReqs[name]
+		if _, ok := podReqs[name]; ok && agg.Cmp(pr) > 0 {
+			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), pr.String(),
+				fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", agg.String())))
+		}
+	}
+	lims := podresources.Limits(&ctrs, nil)
+	for _, name := range slices.Sorted(maps.Keys(lims)) {
+		agg, pl := lims[name], podLims[name]
+		if _, ok := podLims[name]; ok && isHugePages(name) && agg.Cmp(pl) > 0 {
+			errs = append(errs, field.Invalid(p.Child("limits").Key(string(name)), pl.String(),
+				fmt.Sprintf("must be greater than or equal to aggregate container limits of %s", agg.String())))
+		}
+	}
+	for i, c := range pod.Spec.Containers {
+		for _, name := range slices.Sorted(maps.Keys(c.Resources.Limits)) {
+			if pl, ok := podLims[name]; ok {
+				if cl := c.Resources.Limits[name]; cl.Cmp(pl) > 0 {
+					errs = append(errs, field.Invalid(p.Child("containers").Index(i).Key(string(name)).Child("limits"), cl.String(),
+						fmt.Sprintf("must be less than or equal to pod limits of %s", pl.String())))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodSecurityContext checks the pod's user and group IDs as the
+// API server's validatePodSpecSecurityContext does: each between 0 and
+// 2147483647 (math.MaxInt32), which the runtime and the kernel take.
+func validatePodSecurityContext(sc *v1.PodSecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.FSGroup != nil {
+		errs = appendMsgs(errs, p.Child("fsGroup"), *sc.FSGroup, validation.IsValidGroupID(*sc.FSGroup))
+	}
+	if sc.RunAsUser != nil {
+		errs = appendMsgs(errs, p.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))
+	}
+	if sc.RunAsGroup != nil {
+		errs = appendMsgs(errs, p.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))
+	}
+	for i, g := range sc.SupplementalGroups {
+		errs = appendMsgs(errs, p.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g))
+	}
+	return errs
+}
+
+// validateContainerSecurityContext checks a container's user and group
+// IDs as the API server's ValidateSecurityContext does.
+func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.RunAsUser != nil {
+		errs = appendMsgs(errs, p.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))
+	}
+	if sc.RunAsGroup != nil {
+		errs = appendMsgs(errs, p.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))
 	}
 	return errs
 }

@@ -58,13 +58,153 @@ func TestValidation(t *testing.T) {
       requests: {cpu: 100m, hugepages-2Mi: 2Mi, example.com/dongle: "1", nvidia.com/gpu: "1", pids: "1", pods: "1"}
       limits: {kubernetes.io/native: "1", requests.example.com/x: "1"}`,
 			// The limit without a request is a request too (the API's default).
+			// The extended resources and hugepages requested without a limit
+			// are one line, as the API server shows it (once).
 			want: []string{
 				`spec.containers[0].resources.limits[requests.example.com/x]: Invalid value: "requests.example.com/x": doesn't follow extended resource name standard`,
+				`spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources`,
 				`spec.containers[0].resources.requests[pids]: Invalid value: "pids": must be a standard resource type or fully qualified`,
 				`spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource for containers`,
 				`spec.containers[0].resources.requests[requests.example.com/x]: Invalid value: "requests.example.com/x": doesn't follow extended resource name standard`,
 				`spec.resources.limits[ephemeral-storage]: Unsupported value: "ephemeral-storage": supported values: "cpu", "hugepages-", "memory"`,
 				`spec.resources.limits[pids]: Invalid value: "pids": must be a standard resource type or fully qualified`,
+			},
+		},
+		{
+			name: "negative quantities, in every container and the overhead",
+			spec: `
+  overhead: {cpu: "-1"}
+  initContainers:
+  - {name: init, image: busybox, resources: {limits: {memory: -100Mi}}}
+  - {name: side, image: busybox, restartPolicy: Always, resources: {requests: {ephemeral-storage: -1Gi}}}
+  containers:
+  - {name: app, image: nginx, resources: {limits: {cpu: "-1", memory: 1Gi}}}`,
+			// A limit without a request is its request too (the API's default).
+			want: []string{
+				`spec.initContainers[0].resources.limits[memory]: Invalid value: "-100Mi": must be greater than or equal to 0`,
+				`spec.initContainers[0].resources.requests[memory]: Invalid value: "-100Mi": must be greater than or equal to 0`,
+				`spec.initContainers[1].resources.requests[ephemeral-storage]: Invalid value: "-1Gi": must be greater than or equal to 0`,
+				`spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`,
+				`spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`,
+				`spec.overhead.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`,
+			},
+		},
+		{
+			name: "quantities beyond the kubelet's int64",
+			spec: `
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      limits: {memory: 1e400, ephemeral-storage: "18446744073709551616", example.com/dongle: 1e19}
+      requests: {cpu: "9223372036854776"}
+  - name: max
+    image: nginx
+    resources:
+      limits: {cpu: 9223372036854775807m, memory: "9223372036854775807", example.com/dongle: "9223372036854775807"}`,
+			// Values as the API server shows them: canonical (1e19 is 10E).
+			want: []string{
+				`spec.containers[0].resources.limits[ephemeral-storage]: Invalid value: "18446744073709551616": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.containers[0].resources.limits[example.com/dongle]: Invalid value: "10E": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.containers[0].resources.limits[memory]: Invalid value: "10e399": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.containers[0].resources.requests[cpu]: Invalid value: "9223372036854776": must be less than or equal to 9223372036854775807m (an int64 of millicores)`,
+				`spec.containers[0].resources.requests[ephemeral-storage]: Invalid value: "18446744073709551616": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.containers[0].resources.requests[example.com/dongle]: Invalid value: "10E": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.containers[0].resources.requests[memory]: Invalid value: "10e399": must be less than or equal to 9223372036854775807 (an int64)`,
+			},
+		},
+		{
+			name: "requests and limits",
+			spec: `
+  initContainers:
+  - {name: side, image: busybox, restartPolicy: Always, resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}}
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      requests: {cpu: "2", memory: 1Gi, example.com/a: "1", example.com/b: "1"}
+      limits: {cpu: "1", memory: 1Gi, example.com/a: "2", example.com/c: 1500m}`,
+			want: []string{
+				`spec.initContainers[0].resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi`,
+				`spec.containers[0].resources.limits[example.com/c]: Invalid value: "1500m": must be an integer`,
+				`spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`,
+				`spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/a limit of 2`,
+				`spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources`,
+				`spec.containers[0].resources.requests[example.com/c]: Invalid value: "1500m": must be an integer`,
+			},
+		},
+		{
+			name: "hugepages",
+			spec: `
+  containers:
+  - {name: app, image: nginx, resources: {limits: {hugepages-2Mi: 3Mi}}}
+  - {name: ok, image: nginx, resources: {limits: {hugepages-2Mi: 4Mi, memory: 1Gi}}}
+  - {name: bad, image: nginx, resources: {limits: {hugepages-x: 4Mi, cpu: "1"}}}`,
+			want: []string{
+				`spec.containers[0].resources.limits[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi`,
+				`spec.containers[0].resources.requests[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi`,
+				`spec.containers[0].resources: Forbidden: HugePages require cpu or memory`,
+				`spec.containers[2].resources.limits[hugepages-x]: Invalid value: "4Mi": 4Mi is not positive integer multiple of hugepages-x`,
+				`spec.containers[2].resources.requests[hugepages-x]: Invalid value: "4Mi": 4Mi is not positive integer multiple of hugepages-x`,
+			},
+		},
+		{
+			name: "pod-level resources and the containers'",
+			spec: `
+  resources:
+    requests: {cpu: "1", memory: -1Mi}
+    limits: {cpu: "2", hugepages-2Mi: 2Mi}
+  initContainers:
+  - {name: init, image: busybox, resources: {requests: {cpu: "3"}}}
+  containers:
+  - {name: a, image: nginx, resources: {requests: {cpu: 500m}, limits: {cpu: "3", memory: 1Gi}}}
+  - {name: b, image: nginx, resources: {requests: {cpu: 800m}, limits: {hugepages-2Mi: 4Mi}}}`,
+			// The last path is the API server's own.
+			want: []string{
+				`spec.resources.requests[memory]: Invalid value: "-1Mi": must be greater than or equal to 0`,
+				`spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 3`,
+				`spec.resources.requests[memory]: Invalid value: "-1Mi": must be greater than or equal to aggregate container requests of 1Gi`,
+				`spec.resources.limits[hugepages-2Mi]: Invalid value: "2Mi": must be greater than or equal to aggregate container limits of 4Mi`,
+				`spec.resources.containers[0][cpu].limits: Invalid value: "3": must be less than or equal to pod limits of 2`,
+				`spec.resources.containers[1][hugepages-2Mi].limits: Invalid value: "4Mi": must be less than or equal to pod limits of 2Mi`,
+			},
+		},
+		{
+			name: "user and group IDs",
+			spec: `
+  securityContext: {runAsUser: -1, runAsGroup: 4294967296, fsGroup: -5, supplementalGroups: [1, 2147483648]}
+  initContainers:
+  - {name: init, image: busybox, securityContext: {runAsUser: 2147483648}}
+  containers:
+  - {name: app, image: nginx, securityContext: {runAsUser: 2147483647, runAsGroup: -1}}`,
+			want: []string{
+				`spec.initContainers[0].securityContext.runAsUser: Invalid value: 2147483648: must be between 0 and 2147483647, inclusive`,
+				`spec.containers[0].securityContext.runAsGroup: Invalid value: -1: must be between 0 and 2147483647, inclusive`,
+				`spec.securityContext.fsGroup: Invalid value: -5: must be between 0 and 2147483647, inclusive`,
+				`spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive`,
+				`spec.securityContext.runAsGroup: Invalid value: 4294967296: must be between 0 and 2147483647, inclusive`,
+				`spec.securityContext.supplementalGroups[1]: Invalid value: 2147483648: must be between 0 and 2147483647, inclusive`,
+			},
+		},
+		{
+			name: "grace periods of probes and sleep hooks",
+			spec: `
+  terminationGracePeriodSeconds: 30
+  containers:
+  - name: app
+    image: nginx
+    livenessProbe: {exec: {command: ["true"]}, terminationGracePeriodSeconds: 0}
+    readinessProbe: {exec: {command: ["true"]}, terminationGracePeriodSeconds: 5}
+    startupProbe: {exec: {command: ["true"]}, terminationGracePeriodSeconds: 9223372036854775807}
+    lifecycle: {postStart: {sleep: {seconds: -1}}, preStop: {sleep: {seconds: 31}}}
+  - name: max
+    image: nginx
+    lifecycle: {preStop: {sleep: {seconds: 30}}}`,
+			want: []string{
+				`spec.containers[0].livenessProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0`,
+				`spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes`,
+				`spec.containers[0].lifecycle.postStart.sleep: Invalid value: -1: must be non-negative and less than terminationGracePeriodSeconds (30)`,
+				`spec.containers[0].lifecycle.preStop.sleep: Invalid value: 31: must be non-negative and less than terminationGracePeriodSeconds (30)`,
 			},
 		},
 		{
