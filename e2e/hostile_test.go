@@ -293,6 +293,15 @@ func hostileCases() []hostileCase {
 		valueCase("runAsUser -1", `securityContext: {runAsUser: -1}`,
 			`spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive`),
 
+		// A namespace and a name the API server takes, whose log dir name
+		// is longer than a file name may be: refused before the sandbox.
+		{name: "namespace and name too long for the log dir", doc: "document 1: pod " + strings.Repeat("n", 63) + "/" + strings.Repeat("x", 253),
+			want: []string{`metadata.name: the pod's log dir <namespace>_<name>_<uid> would be a file name of `,
+				`longer than the 255 bytes a file name may have (NAME_MAX)`},
+			manifest: func(t *testing.T, uid, _ string) string {
+				return fromTemplate(t, "hostile/long-name.yaml", "UID", uid, "NAMESPACE", strings.Repeat("n", 63), "NAME", strings.Repeat("x", 253))
+			}},
+
 		// Size and shape.
 		bigCase("a 100 MB document", "", func() string { return podYAMLOfSize(100 << 20) }, "larger than the 10 MiB limit"),
 		bigCase("deeply nested flow YAML", "document 1", func() string {

@@ -2,9 +2,13 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
 )
 
 // ownerFile sits in every pod data dir and says which podrun owns it, so
@@ -19,7 +23,39 @@ func defaultLogDir(root string) string { return filepath.Join(root, "logs") }
 
 // podLogDir is the pod's log directory, named as the kubelet names it.
 func podLogDir(logsRoot, namespace, name, uid string) string {
-	return filepath.Join(logsRoot, namespace+"_"+name+"_"+uid)
+	return filepath.Join(logsRoot, podLogDirName(namespace, name, uid))
+}
+
+// podLogDirName is the name of the pod's log directory: one file name
+// holding the namespace, the name and the UID.
+func podLogDirName(namespace, name, uid string) string { return namespace + "_" + name + "_" + uid }
+
+// nameMax is the longest file name, in bytes, that Linux filesystems take
+// (NAME_MAX: ext4, xfs, btrfs, tmpfs, overlayfs): the limit of each
+// element of a path.
+const nameMax = unix.NAME_MAX
+
+// checkPathNames refuses, before anything is created, a pod whose log dir
+// would need a file name longer than nameMax: the API server takes a
+// 63-byte namespace with a 253-byte name, but the log dir
+// <namespace>_<name>_<uid> is one file name, which the runtime then cannot
+// create (a kubelet's pod fails at its sandbox; a podrun run failed there
+// too, and with -q said only that teardown could not remove the dir). The
+// other names podrun makes from a pod's names stay below the limit by
+// validation: the data dir's (the UID), the container log dirs' and the
+// volume dirs' are DNS labels, at most 63 bytes.
+func checkPathNames(pods []*v1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		uid := string(pod.UID)
+		if n := len(podLogDirName(pod.Namespace, pod.Name, uid)); n > nameMax {
+			errs = append(errs, fmt.Errorf("pod %s/%s: metadata.name: the pod's log dir <namespace>_<name>_<uid> would be a file name of %d bytes, "+
+				"longer than the %d bytes a file name may have (NAME_MAX), and could not be created: "+
+				"metadata.namespace and metadata.name may have at most %d bytes together (they have %d)",
+				pod.Namespace, pod.Name, n, nameMax, nameMax-len(podLogDirName("", "", uid)), len(pod.Namespace)+len(pod.Name)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 type ownerRecord struct {

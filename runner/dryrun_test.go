@@ -279,6 +279,11 @@ func TestDryRunRefusesAsARunDoes(t *testing.T) {
 			p.Spec.InitContainers[0].SecurityContext = &v1.SecurityContext{RunAsNonRoot: &yes, RunAsUser: &root}
 		}, "CreateContainerConfigError: container's runAsUser breaks non-root policy"},
 		{"invalid image name", func(p *v1.Pod) { p.Spec.Containers[0].Image = "Not/Valid:" }, "InvalidImageName: Failed to apply default image tag"},
+		{"log dir name too long", func(p *v1.Pod) {
+			// A 63-byte namespace would do with a shorter name; the test
+			// names pod default/app.
+			p.Name, p.UID = "app"+strings.Repeat("x", 250), "0123456789abcdef0123456789abcdef"
+		}, "metadata.name: the pod's log dir <namespace>_<name>_<uid> would be a file name of 294 bytes, longer than the 255 bytes a file name may have (NAME_MAX)"},
 		{"FQDN too long", func(p *v1.Pod) {
 			yes := true
 			p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = strings.Repeat("h", 40), strings.Repeat("s", 40), &yes

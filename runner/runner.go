@@ -198,7 +198,8 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 
 // refusals refuses the run before anything is created: a pod the node
 // rejects (the Result then holds each pod's status), an image name that is
-// not a reference, a volume podrun
+// not a reference, names too long for the pod's log dir (checkPathNames), a
+// volume podrun
 // cannot set up (a type that needs an API server or a CSI driver, a
 // ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
 // false on a runtime without user namespaces.
@@ -210,6 +211,9 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	}
 	if res, err := checkImageNames(pods); err != nil {
 		return res, err
+	}
+	if err := checkPathNames(pods); err != nil {
+		return nil, err
 	}
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets, facts); err != nil {
 		return nil, err

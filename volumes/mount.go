@@ -209,9 +209,11 @@ func isMountPoint(path string) (bool, error) {
 // RemoveSafely unmounts everything mounted at or below dir, deepest first,
 // and then removes dir. It never deletes through a mount: if a mount
 // cannot be undone the dir stays and the error says which. A dir already
-// gone counts as removed.
+// gone counts as removed, and so does one whose name is too long to exist
+// (ENAMETOOLONG: a pod log dir the runtime could not create, which
+// os.RemoveAll reported as "unlinkat ...: file name too long").
 func RemoveSafely(dir string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENAMETOOLONG) {
 		return nil
 	}
 	ms, err := MountsUnder(dir)
