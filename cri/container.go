@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -33,15 +34,29 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 	return nil
 }
 
+// MaxStopTimeout is the longest grace period, in seconds, StopContainer
+// hands the runtime: the most seconds a time.Duration holds (about 292
+// years). containerd and CRI-O turn the CRI timeout into
+// time.Duration(timeout)*time.Second, which wraps around beyond it: the
+// kubelet hands them a terminationGracePeriodSeconds of MaxInt64 as it is,
+// which containerd reads as -1 s and kills at once, without SIGTERM.
+const MaxStopTimeout = math.MaxInt64 / int64(time.Second)
+
 // StopContainer stops a running container: SIGTERM (or the image's stop
-// signal), then SIGKILL after timeout seconds (0: at once). The RPC may take
-// the grace period on top of the per-call timeout. A container that does not
-// exist counts as stopped.
+// signal), then SIGKILL after timeout seconds (0: at once; beyond
+// MaxStopTimeout, MaxStopTimeout: as long as the runtime can wait). The
+// RPC may take the grace period on top of the per-call timeout. A
+// container that does not exist counts as stopped.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) error {
+	timeout = stopTimeout(timeout)
 	_, err := call(c, ctx, time.Duration(max(timeout, 0))*time.Second, c.runtime.StopContainer,
 		&runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
 	return done(err, "stopping container %q", id)
 }
+
+// stopTimeout is the grace period StopContainer hands the runtime: at most
+// MaxStopTimeout.
+func stopTimeout(seconds int64) int64 { return min(seconds, MaxStopTimeout) }
 
 // RemoveContainer removes a container, killing it first if it runs. A
 // container that does not exist counts as removed.

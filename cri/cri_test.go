@@ -3,6 +3,7 @@ package cri_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -667,6 +668,61 @@ func TestCgroupDriver(t *testing.T) {
 		got, err := c.CgroupDriver(context.Background())
 		if err != nil || got != want {
 			t.Errorf("CgroupDriver with %v = %q, %v; want %q", d, got, err, want)
+		}
+	}
+}
+
+// TestStopContainerHugeGracePeriod: a grace period beyond what a
+// time.Duration holds (terminationGracePeriodSeconds up to MaxInt64 passes
+// validation, as on the API server) reaches the runtime as MaxStopTimeout,
+// which its time.Duration(timeout)*time.Second does not wrap around, and
+// the RPC waits for it: the stop lasts until the caller's deadline. The
+// grace period was handed on as it was: the fake, computing as containerd
+// does, read MaxInt64 as -1 s and killed the container at once, and the
+// client's own deadline had wrapped into the past.
+func TestStopContainerHugeGracePeriod(t *testing.T) {
+	for _, grace := range []int64{math.MaxInt64, cri.MaxStopTimeout + 1, 1 << 62, cri.MaxStopTimeout} {
+		c, s := dial(t, cri.WithCallTimeout(200*time.Millisecond))
+		bg := context.Background()
+		s.AddImages("app")
+		handed := make(chan int64, 1)
+		s.SetBehavior(func(*runtimeapi.ContainerConfig) fake.Behavior {
+			return fake.Behavior{UntilStopped: true, IgnoreSIGTERM: true, OnStop: func(timeout int64) { handed <- timeout }}
+		})
+		pcfg := podConfig("stubborn")
+		podID, err := c.RunPodSandbox(bg, pcfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := c.CreateContainer(bg, podID, containerConfig("app", "app"), pcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.StartContainer(bg, id); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(bg, 500*time.Millisecond)
+		start := time.Now()
+		err = c.StopContainer(ctx, id, grace)
+		took := time.Since(start)
+		cancel()
+		if status.Code(err) != codes.DeadlineExceeded || took < 400*time.Millisecond {
+			t.Errorf("StopContainer(%d) = %v after %v; want the caller's deadline (500ms)", grace, err, took)
+		}
+		select {
+		case got := <-handed:
+			if got != cri.MaxStopTimeout {
+				t.Errorf("StopContainer(%d) handed the runtime a timeout of %d, want %d", grace, got, cri.MaxStopTimeout)
+			}
+		default:
+			t.Errorf("StopContainer(%d) did not reach the runtime", grace)
+		}
+		st, err := c.ContainerStatus(bg, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			t.Errorf("StopContainer(%d): the container is %s (exit %d), want still running in its grace period", grace, st.State, st.ExitCode)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,10 +213,17 @@ const apiVersion = "v1"
 
 // callCtx returns the context for one RPC: the caller's, bounded by the
 // Client's per-call timeout plus extra (for calls that wait on purpose, such
-// as a stop's grace period). WithTimeout never extends the caller's deadline.
+// as a stop's grace period), saturated at the longest time.Duration rather
+// than wrapped around into a deadline already past (a grace period of
+// MaxStopTimeout seconds plus the per-call timeout). WithTimeout never
+// extends the caller's deadline.
 func (c *Client) callCtx(ctx context.Context, extra time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.callTimeout+extra)
+	return context.WithTimeout(ctx, addDurations(c.callTimeout, extra))
 }
+
+// addDurations is a+b for durations of at least 0, at most the longest
+// time.Duration.
+func addDurations(a, b time.Duration) time.Duration { return a + min(b, math.MaxInt64-a) }
 
 // serviceConfig retries idempotent calls that fail with Unavailable: a call
 // sent on a connection just as the runtime went down fails that way even

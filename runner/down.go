@@ -105,7 +105,7 @@ func (o *terminationOrdering) waitForTurn(i int, grace int64, force <-chan struc
 		return 0, false
 	}
 	start := time.Now()
-	wait := time.NewTimer(time.Duration(grace) * time.Second)
+	wait := time.NewTimer(graceDuration(grace))
 	defer wait.Stop()
 	for _, j := range o.turns[i] {
 		select {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,6 +29,23 @@ const reasonPostStartHookError = "PostStartHookError"
 // minimumGracePeriodSeconds is the kubelet's minimumGracePeriodInSeconds:
 // a container always gets this long after SIGTERM.
 const minimumGracePeriodSeconds = 2
+
+// maxGraceSeconds is the longest wait, in seconds, a time.Duration holds:
+// about 292 years.
+const maxGraceSeconds = math.MaxInt64 / int64(time.Second)
+
+// graceDuration is a grace period (or a sleep hook's seconds) as a
+// time.Duration, saturated at maxGraceSeconds: validation lets a grace
+// period up to MaxInt64 seconds through, as the API server does, and
+// time.Duration(s)*time.Second wraps around beyond it into a negative
+// wait, or a short one: a timer that fires at once, a preStop cut before
+// it starts, the kubelet's kill now. Saturated, a huge grace period means
+// waiting as long as possible, until a second signal cuts it as it cuts
+// any grace period. cri.Client.StopContainer bounds what the runtime is
+// handed the same way.
+func graceDuration(seconds int64) time.Duration {
+	return time.Duration(min(max(seconds, -maxGraceSeconds), maxGraceSeconds)) * time.Second
+}
 
 // killGracePeriod is the kubelet's setTerminationGracePeriod: the pod's
 // deletion grace period, else its terminationGracePeriodSeconds, where a
@@ -120,7 +138,7 @@ func runPreStop(ctx context.Context, rt execer, id string, c *v1.Container, h *v
 			event("FailedPreStopHook", "PreStopHook failed")
 		}
 	}()
-	t := time.NewTimer(time.Duration(grace) * time.Second)
+	t := time.NewTimer(graceDuration(grace))
 	defer t.Stop()
 	select {
 	case <-done:
@@ -251,7 +269,7 @@ func httpHook(ctx context.Context, g *v1.HTTPGetAction, c *v1.Container, podIP s
 
 // sleepHook waits seconds, or fails when ctx ends first.
 func sleepHook(ctx context.Context, seconds int64) error {
-	t := time.NewTimer(time.Duration(seconds) * time.Second)
+	t := time.NewTimer(graceDuration(seconds))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

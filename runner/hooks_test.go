@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -148,6 +149,56 @@ func TestPreStopHookIsCutAtTheGracePeriod(t *testing.T) {
 	}
 }
 
+// TestPreStopHookRunsOutAGracePeriodBeyondADuration: with
+// terminationGracePeriodSeconds of MaxInt64 the preStop hook runs to its
+// end. The hook's timer wrapped around to -1 s: it was abandoned at once
+// ("did not complete in the grace period") and the container stopped.
+func TestPreStopHookRunsOutAGracePeriodBeyondADuration(t *testing.T) {
+	c := v1.Container{Name: "c", Lifecycle: &v1.Lifecycle{PreStop: execHandler("drain")}}
+	var mu sync.Mutex
+	finished := false
+	e := newHookEnv(t, c, func([]string) fake.ExecResult {
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		finished = true
+		return fake.ExecResult{}
+	})
+	grace := int64(math.MaxInt64)
+	e.p.pod.Spec.TerminationGracePeriodSeconds = &grace
+	var out syncBuf
+	e.p.r.opts.Progress = PlainProgress(&out)
+	if err := e.p.killContainer(context.Background(), e.id, "c", "", "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !finished {
+		t.Error("the preStop hook was abandoned before its end")
+	}
+	if strings.Contains(out.String(), "did not complete in the grace period") {
+		t.Errorf("events:\n%s", out.String())
+	}
+}
+
+// syncBuf is a strings.Builder safe for concurrent use.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func TestHTTPHookIgnoresTheStatusCode(t *testing.T) {
 	var ua string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -195,5 +246,40 @@ func TestExecProbeAgainstTheRuntime(t *testing.T) {
 	}
 	if r, out, err := probe("slow"); r != probeRunFailure || out != `command "slow" timed out` || err != nil {
 		t.Errorf("slow: %v %q %v", r, out, err)
+	}
+}
+
+// TestGraceDuration: a grace period (or a sleep hook's seconds) becomes a
+// time.Duration without wrapping around: validation lets
+// terminationGracePeriodSeconds up to MaxInt64 through, as the API server
+// does, and time.Duration(s)*time.Second wrapped it into -1 s (a kill at
+// once) or some other short wait.
+func TestGraceDuration(t *testing.T) {
+	const maxDuration = time.Duration(math.MaxInt64)
+	for _, tc := range []struct {
+		seconds int64
+		want    time.Duration
+	}{
+		{0, 0},
+		{2, 2 * time.Second},
+		{30, 30 * time.Second},
+		{-1, -time.Second},
+		{maxGraceSeconds, time.Duration(maxGraceSeconds) * time.Second},
+		{maxGraceSeconds + 1, time.Duration(maxGraceSeconds) * time.Second},
+		{1 << 62, time.Duration(maxGraceSeconds) * time.Second},       // wrapped: 0
+		{math.MaxInt64, time.Duration(maxGraceSeconds) * time.Second}, // wrapped: -1 s
+		{math.MinInt64, -time.Duration(maxGraceSeconds) * time.Second},
+	} {
+		got := graceDuration(tc.seconds)
+		if got != tc.want {
+			t.Errorf("graceDuration(%d) = %v, want %v", tc.seconds, got, tc.want)
+		}
+		if tc.seconds > 0 && (got <= 0 || got > maxDuration) {
+			t.Errorf("graceDuration(%d) = %v, not a wait", tc.seconds, got)
+		}
+	}
+	// Within a second of the longest time.Duration: about 292 years.
+	if d := maxDuration - graceDuration(math.MaxInt64); d < 0 || d >= time.Second {
+		t.Errorf("graceDuration(MaxInt64) is %v short of the longest time.Duration", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -933,6 +934,67 @@ func TestRunAgainAPodLeftByADeadPodrun(t *testing.T) {
 	res := e.run(t, ctx, pod)
 	if !res.Pods[0].Reached() {
 		t.Fatalf("second run: outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
+	}
+	e.assertTornDown(t)
+}
+
+// TestRunWaitsOutAGracePeriodBeyondADuration: terminationGracePeriodSeconds
+// of MaxInt64 (valid, as on the API server) means wait as long as
+// possible: after --timeout the container that ignores SIGTERM is still
+// running in its grace period until a second signal cuts it. It wrapped
+// around into -1 s: the runtime (containerd's arithmetic, and the fake's)
+// was handed MaxInt64 and killed the container at once. The runtime is
+// handed cri.MaxStopTimeout.
+func TestRunWaitsOutAGracePeriodBeyondADuration(t *testing.T) {
+	e := newEnv(t)
+	e.opts.Timeout = 50 * time.Millisecond
+	force := make(chan struct{})
+	e.opts.Force = force
+	handed := make(chan int64, 10)
+	e.srv.SetBehavior(func(cfg *runtimeapi.ContainerConfig) fake.Behavior {
+		b := fake.CommandBehavior(cfg, second)
+		b.OnStop = func(timeout int64) { handed <- timeout }
+		return b
+	})
+	pod := newPod("forever", v1.RestartPolicyNever, sh("main", "trap '' TERM; sleep infinity"))
+	grace := int64(math.MaxInt64)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
+	defer cancel()
+	type ran struct {
+		res *runner.Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := runner.Run(ctx, e.rt, e.facts, []*v1.Pod{pod}, e.opts)
+		done <- ran{res, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the run ended before its grace period (err %v): the grace period wrapped around into a kill", r.err)
+	case <-time.After(100 * second): // well past the timeout
+	}
+	select {
+	case got := <-handed:
+		if got != cri.MaxStopTimeout {
+			t.Errorf("the runtime was handed a grace period of %d s, want %d", got, cri.MaxStopTimeout)
+		}
+	default:
+		t.Error("the container was never stopped")
+	}
+	close(force) // a second signal
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(runLimit):
+		t.Fatal("the run did not end on the second signal")
+	}
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if p := r.res.Pods[0]; p.Outcome != runner.OutcomeTimeout {
+		t.Errorf("outcome = %s, err = %v; want timeout", p.Outcome, p.Err)
 	}
 	e.assertTornDown(t)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -26,7 +27,8 @@ const teardownSlack = 60 * time.Second
 // still runs after the run's context is cancelled, and counts not-found as
 // done.
 func (p *podRun) teardown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.gracePeriod())*time.Second+teardownSlack)
+	grace := graceDuration(p.gracePeriod())
+	ctx, cancel := context.WithTimeout(context.Background(), grace+min(teardownSlack, math.MaxInt64-grace))
 	defer cancel()
 	var errs []error
 	// ps shows the pod Terminating from now on, with its grace period.
