@@ -161,12 +161,28 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 		if s := v.HostPath; s != nil && s.Path == "" {
 			errs = append(errs, field.Required(vp.Child("hostPath", "path"), ""))
 		}
+		if s := v.EmptyDir; s != nil && s.SizeLimit != nil {
+			errs = append(errs, validateSizeLimit(*s.SizeLimit, vp.Child("emptyDir", "sizeLimit"))...)
+		}
 		errs = append(errs, validateSourceItems(volumeItems(&v.VolumeSource), vp)...)
 		if s := v.Projected; s != nil {
 			errs = append(errs, validateProjections(s.Sources, vp.Child("projected", "sources"))...)
 		}
 	}
 	return names, errs
+}
+
+// validateSizeLimit checks an emptyDir's sizeLimit as the API server does
+// (not negative), and that it fits the int64 of bytes it becomes (the
+// API server takes 1e400; validateResources).
+func validateSizeLimit(q resource.Quantity, p *field.Path) field.ErrorList {
+	if q.Sign() < 0 {
+		return field.ErrorList{field.Forbidden(p, "SizeLimit field must be a valid resource quantity")}
+	}
+	if limit := maxQuantity(v1.ResourceMemory); q.Cmp(limit) > 0 {
+		return field.ErrorList{field.Invalid(p, q.String(), fmt.Sprintf("must be less than or equal to %s (an int64)", limit.String()))}
+	}
+	return nil
 }
 
 // volumeItems is a volume's configMap, secret and downwardAPI sources as
@@ -211,9 +227,63 @@ func validateDownwardAPIItems(items []v1.DownwardAPIVolumeFile, p *field.Path) f
 	for j, it := range items {
 		ip := p.Index(j)
 		errs = append(errs, validateItemPath(it.Path, ip.Child("path"))...)
+		switch {
+		case it.FieldRef != nil && it.ResourceFieldRef != nil:
+			errs = append(errs, field.Invalid(ip, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+		case it.FieldRef == nil && it.ResourceFieldRef == nil:
+			errs = append(errs, field.Required(ip, "one of fieldRef and resourceFieldRef is required"))
+		}
 		if it.FieldRef != nil {
 			errs = append(errs, validateFieldRef(it.FieldRef, volumeFieldPaths(), ip.Child("fieldRef"))...)
+		} else if it.ResourceFieldRef != nil {
+			errs = append(errs, validateResourceFieldRef(it.ResourceFieldRef, ip.Child("resourceFieldRef"), true)...)
 		}
+	}
+	return errs
+}
+
+// resourceFieldPaths are the resources a resourceFieldRef may name, besides
+// limits.hugepages-* and requests.hugepages-*.
+func resourceFieldPaths() []string {
+	return []string{"limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"}
+}
+
+// validateResourceFieldRef is the API server's
+// validateContainerResourceFieldSelector: a downward API volume item names
+// its container, the resource is one the downward API gives, and the
+// divisor one of its units (a divisor of 3, or of 1e400, which the
+// int64 arithmetic turned into 0, gave a value no kubelet gives).
+func validateResourceFieldRef(f *v1.ResourceFieldSelector, p *field.Path, volume bool) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case volume && f.ContainerName == "":
+		errs = append(errs, field.Required(p.Child("containerName"), ""))
+	case f.Resource == "":
+		errs = append(errs, field.Required(p.Child("resource"), ""))
+	case !slices.Contains(resourceFieldPaths(), f.Resource) && !strings.HasPrefix(f.Resource, "limits."+v1.ResourceHugePagesPrefix) &&
+		!strings.HasPrefix(f.Resource, "requests."+v1.ResourceHugePagesPrefix):
+		errs = append(errs, field.NotSupported(p.Child("resource"), f.Resource, resourceFieldPaths()))
+	}
+	if f.Divisor.IsZero() {
+		return errs
+	}
+	bytes := []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
+	var units []string
+	var msg string
+	switch r := f.Resource; {
+	case r == "limits.cpu" || r == "requests.cpu":
+		units, msg = []string{"1m", "1"}, "only divisor's values 1m and 1 are supported with the cpu resource"
+	case r == "limits.memory" || r == "requests.memory":
+		units, msg = bytes, "only divisor's values "+strings.Join(bytes, ", ")+" are supported with the memory resource"
+	case r == "limits.ephemeral-storage" || r == "requests.ephemeral-storage":
+		units, msg = bytes, "only divisor's values "+strings.Join(bytes, ", ")+" are supported with the local ephemeral storage resource"
+	case strings.HasPrefix(r, "limits."+v1.ResourceHugePagesPrefix) || strings.HasPrefix(r, "requests."+v1.ResourceHugePagesPrefix):
+		units, msg = bytes, "only divisor's values "+strings.Join(bytes, ", ")+" are supported with the hugepages resource"
+	default:
+		return errs
+	}
+	if !slices.Contains(units, f.Divisor.String()) {
+		errs = append(errs, field.Invalid(p.Child("divisor"), f.Resource, msg))
 	}
 	return errs
 }
@@ -484,6 +554,9 @@ func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
 		}
 		if vf.FieldRef != nil {
 			errs = append(errs, validateFieldRef(vf.FieldRef, envFieldPaths(), vp.Child("fieldRef"))...)
+		}
+		if vf.ResourceFieldRef != nil {
+			errs = append(errs, validateResourceFieldRef(vf.ResourceFieldRef, vp.Child("resourceFieldRef"), false)...)
 		}
 	}
 	return errs

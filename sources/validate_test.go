@@ -208,6 +208,39 @@ func TestValidation(t *testing.T) {
 			},
 		},
 		{
+			name: "downward API resources and emptyDir sizes",
+			spec: `
+  volumes:
+  - {name: small, emptyDir: {sizeLimit: -1Gi}}
+  - {name: huge, emptyDir: {sizeLimit: 1e400}}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: mem, resourceFieldRef: {resource: limits.memory}}
+      - {path: both, fieldRef: {fieldPath: metadata.name}, resourceFieldRef: {containerName: app, resource: limits.cpu}}
+      - {path: none}
+      - {path: huge, resourceFieldRef: {containerName: app, resource: limits.hugepages-2Mi, divisor: 1Mi}}
+  containers:
+  - name: app
+    image: nginx
+    env:
+    - {name: A, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1e400}}}
+    - {name: B, valueFrom: {resourceFieldRef: {resource: requests.cpu, divisor: "3"}}}
+    - {name: C, valueFrom: {resourceFieldRef: {resource: limits.pids}}}
+    - {name: D, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1000m}}}
+    - {name: E, valueFrom: {resourceFieldRef: {resource: requests.ephemeral-storage, divisor: 1Mi}}}`,
+			want: []string{
+				`spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity`,
+				`spec.volumes[1].emptyDir.sizeLimit: Invalid value: "10e399": must be less than or equal to 9223372036854775807 (an int64)`,
+				`spec.volumes[2].downwardAPI.items[0].resourceFieldRef.containerName: Required value`,
+				`spec.volumes[2].downwardAPI.items[1]: Invalid value: "resource": fieldRef and resourceFieldRef can not be specified simultaneously`,
+				`spec.volumes[2].downwardAPI.items[2]: Required value: one of fieldRef and resourceFieldRef is required`,
+				`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "limits.memory": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource`,
+				`spec.containers[0].env[1].valueFrom.resourceFieldRef.divisor: Invalid value: "requests.cpu": only divisor's values 1m and 1 are supported with the cpu resource`,
+				`spec.containers[0].env[2].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.pids": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"`,
+			},
+		},
+		{
 			name: "no containers",
 			spec: `
   containers: []`,
