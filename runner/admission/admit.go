@@ -252,12 +252,14 @@ func admissionRequests(pod *v1.Pod) map[v1.ResourceName]int64 {
 }
 
 // requestAmount is a quantity in the unit the scheduler counts it in: millicores
-// for cpu, else the plain value (bytes, devices).
+// for cpu, else the plain value (bytes, devices), saturated rather than
+// wrapped around: a pod whose containers together request more than an
+// int64 holds does not fit (it was admitted, its request read as negative).
 func requestAmount(name v1.ResourceName, q resource.Quantity) int64 {
 	if name == v1.ResourceCPU {
-		return q.MilliValue()
+		return podresources.MilliValue(q)
 	}
-	return q.Value()
+	return podresources.Value(q)
 }
 
 func addAmounts(dst, src map[v1.ResourceName]int64) {

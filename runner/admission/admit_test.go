@@ -128,6 +128,15 @@ func TestAdmitPod(t *testing.T) {
 		{name: "memory over allocatable is OutOfmemory",
 			pod:    func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("memory", "5Gi") },
 			reason: "OutOfmemory", message: "Node didn't have enough resource: memory, requested: 5368709120, used: 0, capacity: 4294967296"},
+		{name: "memory that only the containers together request beyond an int64 is OutOfmemory",
+			// Each request fits an int64 (validation's bound), their sum
+			// does not: read as 0, it was admitted.
+			pod: func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = requests("memory", "5e18")
+				p.Spec.Containers = append(p.Spec.Containers, p.Spec.Containers[0])
+				p.Spec.Containers[1].Name = "second"
+			},
+			reason: "OutOfmemory", message: "Node didn't have enough resource: memory, requested: 9223372036854775807, used: 0, capacity: 4294967296"},
 		{name: "ephemeral-storage over allocatable is OutOfephemeral-storage",
 			pod:    func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = requests("ephemeral-storage", "21Gi") },
 			reason: "OutOfephemeral-storage"},

@@ -63,6 +63,10 @@ const (
 	quotaPeriod = 100000
 	// minQuotaPeriod is the smallest quota the kubelet sets, 1ms.
 	minQuotaPeriod = 1000
+	// maxQuota is the largest CFS quota the kernel takes, in µs: 2^44-1,
+	// about 203 days (MAX_BW; a larger cpu.cfs_quota_us or cpu.max is
+	// EINVAL, seen on 6.18), the quota of some 175 million cpus.
+	maxQuota = 1<<44 - 1
 )
 
 // QoS cgroup names below the root (pkg/kubelet/cm/types.go).
@@ -72,20 +76,31 @@ const (
 )
 
 // milliCPUToShares is the kubelet's MilliCPUToShares: cpu.shares for a
-// number of millicores, within [2, 262144]; 0 gives 2.
+// number of millicores, within [2, 262144]; 0 gives 2. Where the kubelet's
+// product overflows (beyond 9e15 millicores: 2 shares for the largest
+// requests), the shares are the most.
 func milliCPUToShares(milliCPU int64) uint64 {
 	if milliCPU == 0 {
 		return minShares
+	}
+	if milliCPU >= maxShares*milliCPUToCPU/sharesPerCPU {
+		return maxShares
 	}
 	shares := milliCPU * sharesPerCPU / milliCPUToCPU
 	return uint64(min(max(shares, minShares), maxShares))
 }
 
 // milliCPUToQuota is the kubelet's milliCPUToQuota: the CFS quota for a
-// number of millicores over period, at least 1ms; 0 means no quota.
+// number of millicores over period, at least 1ms; 0 means no quota. A
+// quota above what the kernel takes is maxQuota, as much cpu as a quota
+// gives: the kubelet's is refused (EINVAL) or, beyond 9e13 millicores,
+// wraps around into any quota, a tiny one too.
 func milliCPUToQuota(milliCPU, period int64) int64 {
 	if milliCPU == 0 {
 		return 0
+	}
+	if milliCPU > maxQuota*milliCPUToCPU/period {
+		return maxQuota
 	}
 	return max(milliCPU*period/milliCPUToCPU, minQuotaPeriod)
 }
@@ -117,10 +132,10 @@ type podResources struct {
 func podResourceConfig(pod *v1.Pod) podResources {
 	reqs := podresources.Requests(pod)
 	limits, cpuDeclared, memDeclared := podresources.DeclaredLimits(pod)
-	shares := milliCPUToShares(reqs.Cpu().MilliValue())
+	shares := milliCPUToShares(podresources.MilliValue(*reqs.Cpu()))
 	period := uint64(quotaPeriod)
-	quota := milliCPUToQuota(limits.Cpu().MilliValue(), quotaPeriod)
-	memory := limits.Memory().Value()
+	quota := milliCPUToQuota(podresources.MilliValue(*limits.Cpu()), quotaPeriod)
+	memory := podresources.Value(*limits.Memory())
 
 	var rc podResources
 	switch podresources.QOSClass(pod) {

@@ -2,6 +2,7 @@ package cgroups
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,14 @@ func TestCgroupConversions(t *testing.T) {
 		{1000, 1024, 100000},
 		{700, 716, 70000},
 		{300000, 262144, 30000000},
+		// Where the kubelet's products overflow, or its quota is more than
+		// the kernel takes: the most shares, the most quota.
+		{256000, 262144, 25600000},
+		{maxQuota * milliCPUToCPU / quotaPeriod, 262144, maxQuota - 15},
+		{maxQuota*milliCPUToCPU/quotaPeriod + 1, 262144, maxQuota},
+		{1e14, 262144, maxQuota},          // 1e19 µs: wrapped around
+		{1e16, 262144, maxQuota},          // shares: wrapped around
+		{math.MaxInt64, 262144, maxQuota}, // a sum saturated (podresources.MilliValue)
 	} {
 		if got := milliCPUToShares(tc.milli); got != tc.shares {
 			t.Errorf("milliCPUToShares(%d) = %d, want %d", tc.milli, got, tc.shares)

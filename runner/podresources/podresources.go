@@ -7,10 +7,12 @@
 package podresources
 
 import (
+	"math"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // IsSidecar tells whether an init container is a sidecar: a restartable
@@ -143,13 +145,33 @@ func MemoryLimit(pod *v1.Pod) int64 {
 	limits, _, declared := DeclaredLimits(pod)
 	switch QOSClass(pod) {
 	case v1.PodQOSGuaranteed:
-		return limits.Memory().Value()
+		return Value(*limits.Memory())
 	case v1.PodQOSBurstable:
 		if declared {
-			return limits.Memory().Value()
+			return Value(*limits.Memory())
 		}
 	}
 	return 0
+}
+
+// Value is q.Value(), the quantity in units rounded up, saturated at the
+// int64 bounds where q.Value() wraps around: validation bounds each
+// quantity of a pod, not their sum (two containers of memory 5e18 are
+// 1e19 bytes together, which Value() reads as 0; other forms of the same
+// number wrap around to -8446744073709551616).
+func Value(q resource.Quantity) int64 { return scaledValue(q, 0) }
+
+// MilliValue is q.MilliValue(), saturated as Value is.
+func MilliValue(q resource.Quantity) int64 { return scaledValue(q, resource.Milli) }
+
+func scaledValue(q resource.Quantity, scale resource.Scale) int64 {
+	switch {
+	case q.Cmp(*resource.NewScaledQuantity(math.MaxInt64, scale)) > 0:
+		return math.MaxInt64
+	case q.Cmp(*resource.NewScaledQuantity(math.MinInt64, scale)) < 0:
+		return math.MinInt64
+	}
+	return q.ScaledValue(scale)
 }
 
 // aggregate sums the regular containers and sidecars, takes the larger of
