@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,11 +14,29 @@ import (
 )
 
 // pollInterval is how often the observer lists the run's sandboxes and
-// containers on a runtime without container events (containerd 1.6). A
-// container's exit must be noticed within tens of milliseconds; one List of
-// each kind per tick for the whole run keeps the cost independent of the
-// number of pods.
+// containers on a runtime without container events (containerd 1.6 and
+// 1.7, CRI-O without enable_pod_events) while its pods change: a
+// container's exit right after a start must be noticed within tens of
+// milliseconds. One List of each kind per tick for the whole run keeps the
+// cost independent of the number of pods.
 const pollInterval = 20 * time.Millisecond
+
+// maxIdlePollInterval is the slowest that polling gets while nothing
+// changes: the delay grows with the time since the last change (see
+// idlePollDelay), so a pod that runs for minutes costs five Lists of each
+// kind a second instead of fifty, and its exit is noticed within 200 ms
+// (the kubelet's PLEG relists every second). Every change, and every
+// action of podrun's (it polls after each), makes polling fast again.
+const maxIdlePollInterval = 200 * time.Millisecond
+
+// idlePollDelay is the delay before the next poll on a runtime without
+// events, sinceChange after the last change a poll saw: a quarter of that
+// time, between pollInterval and maxIdlePollInterval. Right after a change
+// the next one is likely close (a start, then an exit); the longer nothing
+// changed, the longer a poll may wait.
+func idlePollDelay(sinceChange time.Duration) time.Duration {
+	return min(max(sinceChange/4, pollInterval), maxIdlePollInterval)
+}
 
 // safetyPollInterval is how often the observer lists anyway while the
 // runtime's event stream is up: events wake it at once, and this catches
@@ -31,7 +50,8 @@ type observer struct {
 	rt  Runtime
 	sel map[string]string // the labels of what it observes: the run's, or podrun's
 
-	pollMu sync.Mutex // one poll at a time
+	pollMu     sync.Mutex   // one poll at a time
+	lastChange atomic.Int64 // when a poll last saw a change (Unix ns)
 
 	mu         sync.Mutex
 	sandboxes  map[string]*runtimeapi.PodSandbox
@@ -64,9 +84,11 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 }
 
 // watch keeps the view fresh until ctx ends: on every container event of this
-// run where the runtime streams events, else by polling every pollInterval.
+// run where the runtime streams events, else by polling, every pollInterval
+// while things change and more slowly while they don't (idlePollDelay).
 func (o *observer) watch(ctx context.Context) {
-	onChanges(ctx, o.rt, o.sel, safetyPollInterval, pollInterval,
+	pace := func() time.Duration { return idlePollDelay(time.Since(time.Unix(0, o.lastChange.Load()))) }
+	onChangesPaced(ctx, o.rt, o.sel, safetyPollInterval, pace,
 		// podrun's own calls cause the other events, and it polls after them.
 		func(ev *runtimeapi.ContainerEventResponse) bool { return changesOnItsOwn(ev.GetContainerEventType()) },
 		func() { _ = o.poll(ctx) }) // a failed poll is retried on the next tick
@@ -80,15 +102,24 @@ func (o *observer) watch(ctx context.Context) {
 // or it broke) fires once and leaves the ticker.
 func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvents, withoutEvents time.Duration,
 	want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
+	onChangesPaced(ctx, rt, sel, withEvents, func() time.Duration { return withoutEvents }, want, fire)
+}
+
+// onChangesPaced is onChanges with the delay between ticks without events
+// asked of withoutEvents after each tick.
+func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, withEvents time.Duration,
+	withoutEvents func() time.Duration, want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
 	var events <-chan *runtimeapi.ContainerEventResponse
 	if stream, err := rt.GetContainerEvents(ctx); err == nil {
 		events = stream.C
 	}
-	interval := withoutEvents
-	if events != nil {
-		interval = withEvents
+	next := func() time.Duration {
+		if events != nil {
+			return withEvents
+		}
+		return withoutEvents()
 	}
-	t := time.NewTicker(interval)
+	t := time.NewTimer(next())
 	defer t.Stop()
 	for {
 		select {
@@ -96,11 +127,12 @@ func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvent
 			return
 		case <-t.C:
 			fire()
+			t.Reset(next())
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
-				t.Reset(withoutEvents)
 				fire()
+				t.Reset(next())
 				continue
 			}
 			if !hasLabels(ev.GetPodSandboxStatus().GetLabels(), sel) {
@@ -178,6 +210,9 @@ func (o *observer) poll(ctx context.Context) error {
 		changed[o.store(st)] = true
 	}
 
+	if len(changed) > 0 {
+		o.lastChange.Store(time.Now().UnixNano())
+	}
 	o.mu.Lock()
 	for uid := range changed {
 		if ch, ok := o.subs[uid]; ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -20,8 +21,8 @@ func countCalls(calls []string, method string) int {
 }
 
 // On a runtime that streams container events the observer wakes on them
-// instead of polling every pollInterval: a pod that runs for a while costs
-// a handful of List calls, not one per 20 ms.
+// instead of polling: a pod that runs for a while costs a handful of List
+// calls, not one per poll.
 func TestRunFollowsContainerEventsInsteadOfPolling(t *testing.T) {
 	for _, tc := range []struct {
 		events   bool
@@ -42,9 +43,37 @@ func TestRunFollowsContainerEventsInsteadOfPolling(t *testing.T) {
 		if lists > tc.maxLists {
 			t.Errorf("events=%v: %d ListContainers calls, want at most %d", tc.events, lists, tc.maxLists)
 		}
-		if !tc.events && lists < 15 {
-			t.Errorf("without events the observer should poll every 20 ms; only %d ListContainers calls in ~500 ms", lists)
+		if !tc.events && lists < 4 {
+			t.Errorf("without events the observer should poll; only %d ListContainers calls in ~500 ms", lists)
 		}
 		e.assertTornDown(t)
 	}
+}
+
+// Without container events the observer polls every 20 ms only while
+// things change, and slows down to maxIdlePollInterval while a container
+// just runs: a pod that runs two seconds costs a few dozen List calls, not
+// a hundred, and its exit is still noticed at once after the run's start
+// and within the slowest interval later.
+func TestPollingSlowsDownWhileNothingChanges(t *testing.T) {
+	e := newEnv(t)
+	e.srv.EnableEvents(false)
+	// 200 fake seconds of 10 ms: the container runs about 2 s.
+	pod := newPod("idle", v1.RestartPolicyNever, v1.Container{Name: "c", Image: "busybox", Command: []string{"sleep", "200"}})
+	start := time.Now()
+	res := e.run(t, context.Background(), pod)
+	took := time.Since(start)
+	if code := res.ExitCode(0); code != 0 {
+		t.Fatalf("exit %d, want 0 (%v)", code, res.Err())
+	}
+	// Every 20 ms for 2 s was about 100 calls.
+	if lists := countCalls(e.srv.Calls(), "ListContainers"); lists > 50 {
+		t.Errorf("%d ListContainers calls for a container that ran 2 s without events, want at most 50", lists)
+	}
+	// The exit is noticed within the slowest interval (200 ms) and the
+	// teardown is quick on the fake.
+	if took > 3*time.Second {
+		t.Errorf("the run took %v for a container of about 2 s: its exit was noticed late", took)
+	}
+	e.assertTornDown(t)
 }
