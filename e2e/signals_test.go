@@ -5,9 +5,11 @@ package e2e
 // Signals and crashes end to end: SIGINT and SIGTERM tear everything down
 // (130, 143), a second SIGINT forces, the containers' last output is kept,
 // SIGINT at any moment of start-up leaves nothing in the way, and after a
-// SIGKILL the next run, in any root dir, reclaims the orphan.
+// SIGKILL the next run, in any root dir, reclaims the orphan (a `podrun -d`
+// killed before its detach included).
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,4 +212,38 @@ func TestE2EReclaimAfterKill9(t *testing.T) {
 
 	r = e.runPodrun([]string{"down", keep}, "")
 	expectCode(t, r, 0)
+}
+
+// TestE2EDetachKilledBeforeReady: a `podrun -d` killed (SIGKILL) while it
+// still waits for its pod to be Ready never handed the pod over: ps shows
+// its owner gone, and the next run reclaims the pod with its data dir and
+// cgroup. Before, the pod was labelled detached from its sandbox on, and
+// no run ever reclaimed it. Any podrun on the node may be the one that
+// reclaims it; the test checks that it is gone once its own run is done.
+func TestE2EDetachKilledBeforeReady(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := "e2e-detach-never-ready"
+	e.downOnCleanup(name)
+	p := e.startPodrun([]string{"-d", "-f", testdata("signals/detach-never-ready.yaml")}, "")
+	p.waitStdout("waiting-for-ready", 60*time.Second)
+	p.waitStderr("Readiness probe failed", 60*time.Second)
+	if info := findPS(e.ps(t), name); info == nil || info.Owner != fmt.Sprintf("pid %d", p.cmd.Process.Pid) {
+		t.Errorf("ps of the pod a -d run waits for: %+v, want owner pid %d", info, p.cmd.Process.Pid)
+	}
+	p.signal(syscall.SIGKILL)
+	if code := p.wait(10 * time.Second); code != -1 {
+		t.Fatalf("podrun exit %d after SIGKILL", code)
+	}
+	if info := findPS(e.ps(t), name); info != nil && !info.Orphaned {
+		t.Errorf("ps after the kill: owner %q, want pid N (gone): not detached", info.Owner)
+	}
+	r := e.runPodrun([]string{"-f", testdata("signals/detach-never-ready-next.yaml")}, "")
+	expectCode(t, r, 0)
+	if n := len(sandboxesOf(t, name)); n != 0 {
+		t.Errorf("after the next run: %d sandboxes of %s left: the killed -d run's pod was not reclaimed\n%s", n, name, r)
+	}
+	if dirs := podDirs(t, e.root); len(dirs) != 0 {
+		t.Errorf("after the next run: pod dirs %v left", dirs)
+	}
 }

@@ -10,6 +10,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -135,12 +136,16 @@ func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podlist.Item
 		FirstSandbox: time.Unix(0, sbs[len(sbs)-1].CreatedAt),
 	}
 	dir, ok := listedPodDir(in.RootDir, uid)
+	recErr := error(os.ErrNotExist)
 	if !ok {
 		in.ManifestErr = fmt.Errorf("the sandbox names no pod data dir (root dir %q, uid %q)", in.RootDir, uid)
 	} else {
 		in.Manifest, in.ManifestErr = l.manifest(dir)
-		in.Record, _ = readStatusRecord(dir) // none yet, or unreadable: what the runtime says alone
+		// None yet, or unreadable: what the runtime says alone.
+		in.Record, recErr = readStatusRecord(dir)
 	}
+	// A -d run is the pod's owner until its detach point (podOwner).
+	in.Owner.Detached = detachedFor(owner.Detached, in.Record, recErr)
 	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in)}, dir
 }
 

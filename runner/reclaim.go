@@ -25,8 +25,44 @@ import (
 const staleTempDirAge = time.Minute
 
 // reclaimable decides whether a sandbox or data dir left by owner may be
-// reclaimed: never for detached pods, and only when the owner is gone.
+// reclaimed: only when the owner is gone, and never once it had detached
+// from the pod (o as podOwner reads it: Detached only when the run reached
+// its detach point).
 func reclaimable(o Owner) bool { return !o.Detached && !o.Alive() }
+
+// detachedFor says whether a pod whose owner's labels (or owner record)
+// say labelled was detached: the label io.podrun.detached says only that
+// the run was started with --detach, which it is from the moment it makes
+// the sandbox; the run hands the pod over at its detach point, once the
+// wait is over, by recording it in the pod's status record (rec, read with
+// recErr). A `podrun -d` killed while it still waited for the pod never
+// handed it over: its pod is the dead run's leftover, reclaimed as any
+// other. A pod whose record cannot be read (no data dir, a record podrun
+// did not write) keeps the label's word: it is left alone.
+func detachedFor(labelled bool, rec statusRecord, recErr error) bool {
+	return labelled && (recErr != nil || rec.Detached)
+}
+
+// podOwner is the owner of a sandbox's pod as reclaim, checkNotRunning
+// and `podrun ps` judge it: its labels' owner, Detached as detachedFor
+// decides from the pod's status record.
+func podOwner(sb *runtimeapi.PodSandbox) Owner {
+	o := ownerFromLabels(sb.Labels)
+	if o.Detached {
+		o.Detached = dirOwnerDetached(listedPodDir(sb.Annotations[AnnotationRootDir], sb.Labels[labelPodUID]))
+	}
+	return o
+}
+
+// dirOwnerDetached is detachedFor of a labelled-detached pod whose data
+// dir is dir (ok false: the sandbox names none).
+func dirOwnerDetached(dir string, ok bool) bool {
+	if !ok {
+		return true
+	}
+	rec, err := readStatusRecord(dir)
+	return detachedFor(true, rec, err)
+}
 
 // listManaged lists every sandbox podrun created on this runtime.
 func listManaged(ctx context.Context, rt Runtime) ([]*runtimeapi.PodSandbox, error) {
@@ -45,7 +81,7 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 	var errs []error
 	var removed []*runtimeapi.PodSandbox
 	for _, sb := range sbs {
-		if !reclaimable(ownerFromLabels(sb.Labels)) {
+		if !reclaimable(podOwner(sb)) {
 			continue
 		}
 		progressf("podrun: reclaiming pod %s/%s left by podrun pid %s (run %s)",
@@ -157,6 +193,9 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			continue // not ours to judge
 		}
+		if err == nil && rec.Owner.Detached {
+			rec.Owner.Detached = dirOwnerDetached(dir, true)
+		}
 		if err == nil && !reclaimable(rec.Owner) {
 			if st, serr := readStatusRecord(dir); serr == nil && st.HandedOver != nil && !live[e.Name()] {
 				if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
@@ -197,10 +236,13 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
 	var errs []error
 	for _, pod := range pods {
 		for _, sb := range sbs {
-			if sb.Labels[labelPodUID] != string(pod.UID) || reclaimable(ownerFromLabels(sb.Labels)) {
+			if sb.Labels[labelPodUID] != string(pod.UID) {
 				continue
 			}
-			o := ownerFromLabels(sb.Labels)
+			o := podOwner(sb)
+			if reclaimable(o) {
+				continue
+			}
 			how := fmt.Sprintf("by podrun pid %d", o.PID)
 			if o.Detached {
 				how = "detached"
@@ -223,8 +265,8 @@ type PodInfo struct {
 	Attempt   uint32    `json:"attempt"`
 	RunID     string    `json:"runID"`
 	PID       int       `json:"pid"`
-	Detached  bool      `json:"detached"`
-	Orphaned  bool      `json:"orphaned"` // its podrun is gone and it was not detached
+	Detached  bool      `json:"detached"` // its podrun (--detach) left it running at its detach point
+	Orphaned  bool      `json:"orphaned"` // its podrun is gone and had not detached
 	Created   time.Time `json:"created"`
 }
 
@@ -240,7 +282,7 @@ func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
 func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 	out := make([]PodInfo, 0, len(sbs))
 	for _, sb := range sbs {
-		o := ownerFromLabels(sb.Labels)
+		o := podOwner(sb)
 		info := PodInfo{
 			Name: sb.Labels[labelPodName], Namespace: sb.Labels[labelPodNamespace], UID: sb.Labels[labelPodUID],
 			SandboxID: sb.Id, State: strings.TrimPrefix(sb.State.String(), "SANDBOX_"),

@@ -37,6 +37,34 @@ func TestReclaimable(t *testing.T) {
 	}
 }
 
+// TestDetachedFor: a pod counts as detached once its podrun recorded the
+// detach; the -d label alone (a run killed while it waited for the pod)
+// does not keep it from being reclaimed.
+func TestDetachedFor(t *testing.T) {
+	cases := []struct {
+		name     string
+		labelled bool
+		rec      statusRecord
+		recErr   error
+		want     bool
+	}{
+		{"not started with -d", false, statusRecord{}, nil, false},
+		{"not started with -d, no record", false, statusRecord{}, os.ErrNotExist, false},
+		{"-d, detach recorded", true, statusRecord{Detached: true}, nil, true},
+		{"-d, still waiting (or killed while it waited)", true, statusRecord{}, nil, false},
+		{"-d, handed over to the kubelet after its detach", true, statusRecord{Detached: true, HandedOver: &time.Time{}}, nil, true},
+		{"-d, no data dir: the label's word", true, statusRecord{}, os.ErrNotExist, true},
+		{"-d, unreadable record: the label's word", true, statusRecord{}, os.ErrInvalid, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := detachedFor(tc.labelled, tc.rec, tc.recErr); got != tc.want {
+				t.Errorf("detachedFor = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestMatchPod(t *testing.T) {
 	info := PodInfo{Name: "web", Namespace: "shop", UID: "1234-abcd"}
 	cases := []struct {
@@ -89,9 +117,9 @@ func TestReclaimDataDirs(t *testing.T) {
 	}
 	dead := Owner{RunID: "dead", PID: deadPID(t), PIDStart: 1}
 	outsideLogs := filepath.Join(t.TempDir(), "ns_keep_uid")
-	mk := func(uid string, o Owner, logDir string) string {
+	mk := func(uid string, o Owner, logDir string, files ...dataFile) string {
 		t.Helper()
-		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, LogDir: logDir})
+		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, LogDir: logDir}, files...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,6 +141,11 @@ func TestReclaimDataDirs(t *testing.T) {
 	detached := dead
 	detached.Detached = true
 	detachedDir := mk("detached", detached, "")
+	// A -d run's dir: with the detach recorded, and as a -d run killed
+	// while it still waited for its pod leaves it.
+	handedDir := mk("handed", detached, "", statusData(statusRecord{Detached: true}))
+	killedLogs := filepath.Join(defaultLogDir(root), "ns_killed_killed")
+	killedDir := mk("killed", detached, killedLogs, statusData(statusRecord{}))
 	foreign := filepath.Join(root, "pods", "foreign")
 	if err := os.MkdirAll(foreign, 0o755); err != nil {
 		t.Fatal(err)
@@ -143,7 +176,10 @@ func TestReclaimDataDirs(t *testing.T) {
 		{"a dead owner's pod dir with logs elsewhere", deadOutsideDir, false},
 		{"a log dir outside podrun's own (--pod-logs-dir)", outsideLogs, true},
 		{"a live owner's pod dir", liveDir, true},
-		{"a detached pod's dir", detachedDir, true},
+		{"a detached pod's dir (no status record)", detachedDir, true},
+		{"a detached pod's dir (the detach recorded)", handedDir, true},
+		{"a dead -d run's dir from before its detach", killedDir, false},
+		{"a dead -d run's log dir from before its detach", killedLogs, false},
 		{"a dir without an owner record", foreign, true},
 		{"a stale half-made dir", staleTmp, false},
 		{"a fresh half-made dir (a live podrun is making it)", freshTmp, true},

@@ -300,14 +300,20 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	}
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
 	if r.opts.Detach && o == OutcomeReached {
-		p.logs.finishAll()
-		res.Logs = p.readLogTails()
-		// What ps shows of the pod from now on: the last status podrun saw,
-		// and that nothing probes or restarts it any more.
-		p.recordStatus(func(rec *statusRecord) { rec.Detached = true })
-		p.event("Detached", "leaving the pod running")
-		res.failWith(p.logsLost())
-		return res
+		// The detach point: the record says from now on that the run left
+		// the pod running on purpose (ps shows it detached, with the last
+		// status podrun saw; reclaim leaves it to `podrun down`). Until it
+		// does, the pod is this run's, reclaimed should the run die. A pod
+		// that cannot be marked is not left behind unmarked: it goes.
+		if derr := p.recordStatus(func(rec *statusRecord) { rec.Detached = true }); derr != nil {
+			res.failWith(fmt.Errorf("detaching: %w (tearing the pod down: unmarked, a later run would take it for a dead run's leftover)", derr))
+		} else {
+			p.logs.finishAll()
+			res.Logs = p.readLogTails()
+			p.event("Detached", "leaving the pod running")
+			res.failWith(p.logsLost())
+			return res
+		}
 	}
 	if terr := p.teardown(); terr != nil {
 		res.failWith(fmt.Errorf("tearing down: %w", terr))

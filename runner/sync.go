@@ -201,10 +201,11 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 
 // recordStatus writes the pod's status record when what it holds changed
 // (or mark changes it: detached, deleting), so that `podrun ps` sees what
-// the run sees. A failed write is reported once; the run goes on.
-func (p *podRun) recordStatus(mark func(*statusRecord)) {
+// the run sees. A failed write is reported once and returned; the run goes
+// on (the detach does not: runPod).
+func (p *podRun) recordStatus(mark func(*statusRecord)) error {
 	if p.dataDir == "" {
-		return
+		return nil
 	}
 	names := map[string]string{}
 	for _, c := range p.observed.Containers {
@@ -218,14 +219,16 @@ func (p *podRun) recordStatus(mark func(*statusRecord)) {
 		mark(&next)
 	}
 	if !next.changed(p.rec) {
-		return
+		return nil
 	}
 	next.Written = now
-	if err := writeStatusRecord(p.dataDir, next); err != nil && !p.recFailed {
+	err := writeStatusRecord(p.dataDir, next)
+	if err != nil && !p.recFailed {
 		p.recFailed = true
 		p.event("Warning", "podrun ps will not see the pod's latest status: %v", err)
 	}
 	p.rec = next
+	return err
 }
 
 // sleep waits until the observer reports a change for the pod or a probe
