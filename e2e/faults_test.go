@@ -793,3 +793,40 @@ func waitFrozenProcess(t *testing.T, p *proc, dir string, timeout time.Duration)
 		}
 	}
 }
+
+// TestE2ETwoRunsOfOnePodAtOnce: two podruns of one pod that both find it
+// not running (the first paused after making the pod's data dir, before
+// its sandbox): the second is refused as a pod already running, naming
+// the first's pid, exit 125, and leaves nothing of its own and nothing of
+// the first's removed; the first then runs on. Before, the second failed
+// with a raw `rename .../pods/.new-... file exists`.
+func TestE2ETwoRunsOfOnePodAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := testdata("faults/twice.yaml")
+	pauseFile := filepath.Join(t.TempDir(), "paused")
+	first := e.startPodrun([]string{"-f", m}, "", runner.EnvTestPauseAt+"="+runner.PauseCgroup, runner.EnvTestPauseFile+"="+pauseFile)
+	waitForFile(t, first, pauseFile, runner.PauseCgroup+"\n", 60*time.Second)
+	dirs := podDirs(t, e.root)
+	if len(dirs) != 1 {
+		t.Fatalf("the first run, paused: pod dirs %v, want its one", dirs)
+	}
+
+	r := e.runPodrun([]string{"-f", m}, "")
+	expectCode(t, r, 125)
+	want := fmt.Sprintf("pod default/e2e-twice (uid %s) is already running (by podrun pid %d); stop it with `podrun down default/e2e-twice`", dirs[0], first.cmd.Process.Pid)
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "rename") {
+		t.Errorf("the second run's error, want %q\n%s", want, r)
+	}
+	if got := podDirs(t, e.root); len(got) != 1 || got[0] != dirs[0] {
+		t.Errorf("after the second run: pod dirs %v, want the first run's %v alone", got, dirs)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "pods", dirs[0], "podrun-owner.json")); err != nil {
+		t.Errorf("the second run touched the first's data dir: %v", err)
+	}
+
+	first.signal(syscall.SIGINT)
+	expectCode(t, first.result(60*time.Second), 130)
+	// The pod again, now that nothing runs it.
+	expectCode(t, e.runPodrun([]string{"-q", "-f", m}, ""), 0)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -112,9 +113,25 @@ func makePodDataDirs(root, uid string, rec ownerRecord, files ...dataFile) (stri
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Another run of the pod made it first: two runs that passed
+			// checkNotRunning at once. The one that lost says what the
+			// check would have said, and leaves the winner's dir alone.
+			return fail(dirTaken(dir, rec))
+		}
 		return fail(fmt.Errorf("creating pod data dir %s: %w", dir, err))
 	}
 	return dir, nil
+}
+
+// dirTaken is the error of a run whose pod's data dir another run made
+// first: the pod is already running, by the podrun its owner record names.
+func dirTaken(dir string, rec ownerRecord) error {
+	how := "by another podrun"
+	if other, err := readOwnerRecord(dir); err == nil && other.PID > 0 {
+		how = fmt.Sprintf("by podrun pid %d", other.PID)
+	}
+	return &AlreadyRunningError{Namespace: rec.Namespace, Name: rec.Name, UID: filepath.Base(dir), How: how}
 }
 
 // readOwnerRecord reads a pod data dir's owner record.

@@ -210,3 +210,22 @@ func TestUnescapeMountPath(t *testing.T) {
 		}
 	}
 }
+
+// TestMakePodDataDirsTakenByAnotherRun: the dir another run made first
+// is refused as a pod already running, naming that run's podrun.
+func TestMakePodDataDirsTakenByAnotherRun(t *testing.T) {
+	root := t.TempDir()
+	first := ownerRecord{Owner: Owner{RunID: "a", PID: 4321}, Namespace: "shop", Name: "web"}
+	if _, err := makePodDataDirs(root, "uid-1", first); err != nil {
+		t.Fatal(err)
+	}
+	second := ownerRecord{Owner: Owner{RunID: "b", PID: 5678}, Namespace: "shop", Name: "web"}
+	_, err := makePodDataDirs(root, "uid-1", second)
+	var running *AlreadyRunningError
+	if !errors.As(err, &running) {
+		t.Fatalf("makePodDataDirs over another run's dir = %v, want an AlreadyRunningError", err)
+	}
+	if want := "pod shop/web (uid uid-1) is already running (by podrun pid 4321); stop it with `podrun down shop/web`"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}

@@ -247,12 +247,24 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
 			if o.Detached {
 				how = "detached"
 			}
-			errs = append(errs, fmt.Errorf("pod %s/%s (uid %s) is already running (%s); stop it with `podrun down %s/%s`",
-				pod.Namespace, pod.Name, pod.UID, how, pod.Namespace, pod.Name))
+			errs = append(errs, &AlreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how})
 			break
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AlreadyRunningError refuses a pod that another podrun runs, or left
+// running (detached): two runs of one pod would fight over its sandbox
+// and data dir.
+type AlreadyRunningError struct {
+	Namespace, Name, UID string
+	How                  string // "by podrun pid N", "detached"
+}
+
+func (e *AlreadyRunningError) Error() string {
+	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `podrun down %s/%s`",
+		e.Namespace, e.Name, e.UID, e.How, e.Namespace, e.Name)
 }
 
 // PodInfo describes one pod podrun runs, for `podrun ps`.

@@ -2,6 +2,10 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +69,52 @@ func TestReclaimADetachRunThatDiedBeforeItsDetach(t *testing.T) {
 	}
 	if !strings.Contains(e.progress.String(), "reclaiming pod default/waiting left by podrun pid") {
 		t.Errorf("the next run did not reclaim the dead -d run's pod:\n%s", e.progress.String())
+	}
+}
+
+// TestRunLosingTheRaceForThePodDataDir: two runs of one pod at once both
+// find it not running; the one whose data dir comes second says the pod
+// is already running, as checkNotRunning does, and leaves the winner's
+// data dir and log dir alone. Before, it failed with the raw "rename ...
+// file exists" and its teardown removed the winner's log dir.
+func TestRunLosingTheRaceForThePodDataDir(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod("twice", v1.RestartPolicyNever, sh("main", "exit 0"))
+	// The winner, a live podrun (this process), has made the pod's data
+	// dir and its log dir, and not yet its sandbox.
+	winner, err := runner.NewOwner(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.opts.RootDir, "pods", string(pod.UID))
+	logDir := filepath.Join(e.opts.RootDir, "logs", "default_twice_"+string(pod.UID))
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(map[string]any{"RunID": winner.RunID, "PID": winner.PID, "PIDStart": winner.PIDStart, "namespace": "default", "name": "twice", "logDir": logDir})
+	if err := os.WriteFile(filepath.Join(dir, "podrun-owner.json"), rec, 0o640); err != nil {
+		t.Fatal(err)
+	}
+
+	res := e.run(t, context.Background(), pod)
+	r := res.Pods[0]
+	want := fmt.Sprintf("pod default/twice (uid twice-uid) is already running (by podrun pid %d); stop it with `podrun down default/twice`", winner.PID)
+	if r.Outcome != runner.OutcomeError || res.Err() == nil || res.Err().Error() != want {
+		t.Errorf("outcome %s, error %v; want error %q", r.Outcome, res.Err(), want)
+	}
+	for _, d := range []string{dir, logDir} {
+		if !exists(d) {
+			t.Errorf("the losing run removed the winner's %s", d)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.opts.RootDir, "pods"))
+	if len(entries) != 1 {
+		t.Errorf("pods dir holds %v, want the winner's data dir alone", names(entries))
+	}
+	if sbs, _ := e.rt.ListPodSandbox(context.Background(), nil); len(sbs) != 0 {
+		t.Errorf("the losing run left %d sandboxes", len(sbs))
 	}
 }

@@ -95,7 +95,12 @@ func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, inter
 func (r *Result) Err() error {
 	var errs []error
 	for _, p := range r.Pods {
-		if p.Err != nil {
+		_, running := p.Err.(*AlreadyRunningError)
+		switch {
+		case p.Err == nil:
+		case running:
+			errs = append(errs, p.Err) // it names the pod
+		default:
 			errs = append(errs, fmt.Errorf("pod %s/%s: %w", p.Pod.Namespace, p.Pod.Name, p.Err))
 		}
 	}

@@ -23,10 +23,17 @@ const teardownSlack = 60 * time.Second
 
 // teardown stops the pod's containers with the grace period, stops and
 // removes every sandbox of the pod, and removes its data dir, podrun's own
-// log dir and its cgroup. It runs under its own bounded context, so that it
-// still runs after the run's context is cancelled, and counts not-found as
-// done.
+// log dir and its cgroup, once the run has made the data dir (setUp's
+// first step: before it, nothing of the pod is the run's). It runs under
+// its own bounded context, so that it still runs after the run's context
+// is cancelled, and counts not-found as done.
 func (p *podRun) teardown() error {
+	if p.dataDir == "" {
+		// The run never took the pod on (interrupted before, or another
+		// run of it made the data dir first): nothing here is its own,
+		// and the log dir, named by the pod, may be that other run's.
+		return nil
+	}
 	grace := graceDuration(p.gracePeriod())
 	ctx, cancel := context.WithTimeout(context.Background(), grace+min(teardownSlack, math.MaxInt64-grace))
 	defer cancel()
