@@ -568,9 +568,38 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	return withRuntime(c, func(ctx context.Context, rt *cri.Client, _ func() int) error {
-		return runner.Down(ctx, rt, c.Args().Slice(), boolean(c, "all"), progress)
+	// A signal once down has the runtime does not abandon the stop half
+	// way (a pod with its containers still running and its data dir gone):
+	// as a run's teardown after its first signal, down carries on, and a
+	// second signal kills the containers at once and still removes
+	// everything. The exit status is then the first signal's (130, 143,
+	// 129), once down is done; an error of down's own wins (125).
+	in := newInterrupts()
+	defer in.stop()
+	rt, err := dial(in.ctx, str(c, "runtime-endpoint"))
+	if err != nil {
+		return interrupted(err, in.exitCode)
+	}
+	defer rt.Close()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-in.ctx.Done():
+			progress("podrun: interrupted: finishing the stop (a second signal kills the containers at once)")
+		case <-finished:
+		}
+	}()
+	err = runner.DownWith(context.WithoutCancel(in.ctx), rt, runner.DownOptions{
+		Args: c.Args().Slice(), All: boolean(c, "all"), Force: in.force, Progressf: progress,
 	})
+	if err != nil {
+		return podrunError(err)
+	}
+	if code := in.exitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // withRuntime dials the runtime the command's flags name and runs f with

@@ -6,7 +6,8 @@ package e2e
 // (130, 143), a second SIGINT forces, the containers' last output is kept,
 // SIGINT at any moment of start-up leaves nothing in the way, and after a
 // SIGKILL the next run, in any root dir, reclaims the orphan (a `podrun -d`
-// killed before its detach included).
+// killed before its detach included); a SIGINT to `podrun down` does not
+// abandon the stop half way.
 
 import (
 	"fmt"
@@ -212,6 +213,71 @@ func TestE2EReclaimAfterKill9(t *testing.T) {
 
 	r = e.runPodrun([]string{"down", keep}, "")
 	expectCode(t, r, 0)
+}
+
+// TestE2EDownInterrupted: a signal to `podrun down` while it waits out a
+// grace period does not abandon the stop: down finishes (the containers
+// stopped, the sandbox, data and log dirs and cgroup removed) and exits
+// 130; a second signal kills the containers at once and still removes
+// everything. Before, the first SIGINT made down exit 125 with the
+// container still running, its data and log dirs deleted and its cgroup
+// left, and ps showed the pod 0/0 Unknown until a second down.
+func TestE2EDownInterrupted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	one, two := "e2e-down-int-1", "e2e-down-int-2"
+	e.downOnCleanup(one, two)
+	r := e.runPodrun([]string{"-d", "-q", "-f", testdata("signals/down-interrupted.yaml")}, "")
+	expectCode(t, r, 0)
+	if dirs := podDirs(t, e.root); len(dirs) != 2 {
+		t.Fatalf("after -d: pod dirs %v, want 2", dirs)
+	}
+
+	// One SIGINT while down waits out the 8 s grace period.
+	p := e.startPodrun([]string{"down", one}, "")
+	p.waitStderr("Killing: Stopping container c", 60*time.Second)
+	time.Sleep(time.Second)
+	p.signal(syscall.SIGINT)
+	sent := time.Now()
+	r = p.result(60 * time.Second)
+	expectCode(t, r, 130)
+	if !strings.Contains(r.stderr, "interrupted: finishing the stop") {
+		t.Errorf("down does not say it finishes the stop\n%s", r)
+	}
+	if d := time.Since(sent); d < 4*time.Second {
+		t.Errorf("down ended %s after SIGINT: the container ignoring SIGTERM should have held it for the rest of its 8 s grace period\n%s", d, r)
+	}
+	if n := len(sandboxesOf(t, one)); n != 0 {
+		t.Errorf("after the interrupted down: %d sandboxes of %s left", n, one)
+	}
+	if dirs := podDirs(t, e.root); len(dirs) != 1 {
+		t.Errorf("after the interrupted down: pod dirs %v, want the other pod's alone", dirs)
+	}
+	if info := findPS(e.ps(t), one); info != nil {
+		t.Errorf("ps still lists %s: %+v", one, info)
+	}
+
+	// Two SIGINTs while down waits out the 60 s grace period.
+	p = e.startPodrun([]string{"down", two}, "")
+	p.waitStderr("Killing: Stopping container c", 60*time.Second)
+	p.signal(syscall.SIGINT)
+	sent = time.Now()
+	p.waitStderr("interrupted: finishing the stop", 10*time.Second)
+	p.signal(syscall.SIGINT)
+	r = p.result(60 * time.Second)
+	expectCode(t, r, 130)
+	if d := time.Since(sent); d > 20*time.Second {
+		t.Errorf("down ended %s after the first SIGINT; the second should have killed the container at once\n%s", d, r)
+	}
+	if !strings.Contains(r.stderr, "Killing container c now (second signal)") {
+		t.Errorf("down does not say it killed the container at once\n%s", r)
+	}
+	if n := len(sandboxesOf(t, two)); n != 0 {
+		t.Errorf("after the forced down: %d sandboxes of %s left", n, two)
+	}
+	if dirs := podDirs(t, e.root); len(dirs) != 0 {
+		t.Errorf("after the forced down: pod dirs %v left", dirs)
+	}
 }
 
 // TestE2EDetachKilledBeforeReady: a `podrun -d` killed (SIGKILL) while it

@@ -126,8 +126,10 @@ func (o *terminationOrdering) terminated(i int) { close(o.stopped[i]) }
 // stops a pod: all at once, each with its preStop hook first (run for at
 // most the grace period, which it consumes), the sidecars then waiting for
 // their turn (terminationOrdering, also consuming the grace period), and
-// CRI StopContainer with what is left of it, at least 2 s.
-func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, progressf func(string, ...any)) error {
+// CRI StopContainer with what is left of it, at least 2 s. A closed force
+// (a second signal) cuts whatever is left to 0, as it does for a run's
+// teardown (killContainer).
+func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, force <-chan struct{}, progressf func(string, ...any)) error {
 	var cs []downContainer
 	for _, c := range ctrs {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
@@ -154,20 +156,28 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 	for i, c := range cs {
 		wg.Go(func() {
 			defer order.terminated(i)
-			left := grace
+			left, forced := grace, false
 			progressf("pod/%s: Killing: Stopping container %s", name, c.Name)
 			if c.PreStop != nil && left > 0 {
 				spec := &v1.Container{Name: c.Name, Ports: c.Ports}
-				elapsed, _ := runPreStop(ctx, rt, c.ID, spec, c.PreStop, left, podName, podIP, nil, func(reason, format string, a ...any) {
+				var elapsed int64
+				elapsed, forced = runPreStop(ctx, rt, c.ID, spec, c.PreStop, left, podName, podIP, force, func(reason, format string, a ...any) {
 					progressf("pod/%s: %s: %s", name, reason, fmt.Sprintf(format, a...))
 				})
 				left -= elapsed
 			}
-			if left > 0 {
-				elapsed, _ := order.waitForTurn(i, left, nil)
+			if left > 0 && !forced {
+				var elapsed int64
+				elapsed, forced = order.waitForTurn(i, left, force)
 				left -= elapsed
 			}
-			if err := rt.StopContainer(ctx, c.ID, max(left, minimumGracePeriodSeconds)); err != nil {
+			left = max(left, minimumGracePeriodSeconds)
+			if forced {
+				left = 0
+			}
+			if err := stopContainerUnlessForced(ctx, rt, c.ID, left, force, func() {
+				progressf("pod/%s: Killing: Killing container %s now (second signal)", name, c.Name)
+			}); err != nil {
 				errs[i] = fmt.Errorf("stopping container %s: %w", c.Name, err)
 			}
 		})
@@ -176,21 +186,71 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 	return errors.Join(errs...)
 }
 
+// stopContainerUnlessForced stops a container with the grace period,
+// stopping it again at once (grace 0) should force close meanwhile.
+func stopContainerUnlessForced(ctx context.Context, rt Runtime, id string, grace int64, force <-chan struct{}, forced func()) error {
+	if grace == 0 {
+		return rt.StopContainer(ctx, id, 0)
+	}
+	done := make(chan error, 1)
+	go func() { done <- rt.StopContainer(ctx, id, grace) }()
+	select {
+	case err := <-done:
+		return err
+	case <-force:
+		forced()
+		err := rt.StopContainer(ctx, id, 0)
+		<-done
+		return err
+	}
+}
+
+// DownOptions say which podrun pods `podrun down` takes, and how.
+type DownOptions struct {
+	// Args name pods (matchPod); each must exist.
+	Args []string
+	// All takes every podrun pod but those handed over to a kubelet.
+	All bool
+	// Force, once closed (a second signal), stops the containers at once
+	// instead of waiting out their grace period; everything is still
+	// removed.
+	Force <-chan struct{}
+	// Progressf reports each step.
+	Progressf func(format string, args ...any)
+}
+
 // Down tears down podrun pods fully: containers stopped with their preStop
 // hooks and their pod's termination grace period (stopForDown), sandboxes
 // stopped and removed, data and log dirs removed. With all, every podrun
 // pod; otherwise the named ones, each of which must exist.
 func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
-	return down(ctx, rt, cgroups.HostSystem(), args, all, progressf)
+	return DownWith(ctx, rt, DownOptions{Args: args, All: all, Progressf: progressf})
+}
+
+// DownWith is Down as opts say. It carries on until every pod chosen is
+// gone or has failed to go; ctx bounds the runtime calls (the CLI's is
+// not cancelled by a first signal: a stop abandoned half way would leave
+// a pod half removed).
+func DownWith(ctx context.Context, rt Runtime, opts DownOptions) error {
+	return downWith(ctx, rt, cgroups.HostSystem(), opts)
 }
 
 // down is Down with the host's cgroups reached through cgsys.
 func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, all bool, progressf func(string, ...any)) error {
+	return downWith(ctx, rt, cgsys, DownOptions{Args: args, All: all, Progressf: progressf})
+}
+
+// downWith is DownWith with the host's cgroups reached through cgsys.
+func downWith(ctx context.Context, rt Runtime, cgsys cgroups.System, opts DownOptions) error {
+	progressf := opts.Progressf
+	if progressf == nil {
+		progressf = func(string, ...any) {}
+	}
 	sbs, err := listManaged(ctx, rt)
 	if err != nil {
 		return err
 	}
-	named, err := namedPods(sbs, args)
+	named, err := namedPods(sbs, opts.Args)
 	errs := []error{err}
 	want := map[string]bool{}
 	for _, info := range named {
@@ -201,21 +261,24 @@ func down(ctx context.Context, rt Runtime, cgsys cgroups.System, args []string, 
 		switch {
 		case want[sb.Id]:
 			chosen = append(chosen, sb)
-		case all && handedOver(sb):
+		case opts.All && handedOver(sb):
 			progressf("pod/%s: handed over to the kubelet: left running (name it to stop it)", sb.Labels[labelPodName])
-		case all:
+		case opts.All:
 			chosen = append(chosen, sb)
 		}
 	}
-	return errors.Join(append(errs, downPods(ctx, rt, cgsys, chosen, progressf))...)
+	return errors.Join(append(errs, downPods(ctx, rt, cgsys, chosen, opts.Force, progressf))...)
 }
 
 // downPods stops the pods of the sandboxes chosen at once, as a kubelet's
 // pod workers stop them, and removes their sandboxes, data and log dirs and
-// pod cgroups.
-func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*runtimeapi.PodSandbox, progressf func(string, ...any)) error {
+// pod cgroups. A pod whose containers or sandbox could not be stopped and
+// removed keeps its data dir, log dir, status record and cgroup
+// (removeSandbox): it stays whole, for another `podrun down` to take.
+func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*runtimeapi.PodSandbox, force <-chan struct{}, progressf func(string, ...any)) error {
 	var errs []error
 	downErrs := make([]error, len(chosen))
+	gone := make([]bool, len(chosen))
 	var wg sync.WaitGroup
 	for i, sb := range chosen {
 		wg.Go(func() {
@@ -229,16 +292,24 @@ func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*r
 			}
 			ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
 			if err == nil {
-				err = stopForDown(ctx, rt, sb, ctrs, grace, progressf)
+				err = stopForDown(ctx, rt, sb, ctrs, grace, force, progressf)
 			}
-			if rerr := removeSandbox(ctx, rt, sb, 0); rerr != nil || err != nil {
+			rerr := removeSandbox(ctx, rt, sb, 0)
+			gone[i] = rerr == nil
+			if rerr != nil || err != nil {
 				downErrs[i] = errors.Join(err, rerr)
 			}
 		})
 	}
 	wg.Wait()
 	errs = append(errs, downErrs...)
-	if err := removeCgroups(cgsys, chosen); err != nil {
+	var removed []*runtimeapi.PodSandbox
+	for i, sb := range chosen {
+		if gone[i] {
+			removed = append(removed, sb)
+		}
+	}
+	if err := removeCgroups(cgsys, removed); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

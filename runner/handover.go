@@ -179,11 +179,11 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 				continue
 			case handoverReplace:
 				opts.Progressf("pod/%s: Killing: the kubelet runs its own copy: stopping podrun's", name)
-				err = downPods(ctx, rt, opts.cgsys, sandboxesOfUID(all, uid), opts.Progressf)
+				err = downPods(ctx, rt, opts.cgsys, sandboxesOfUID(all, uid), nil, opts.Progressf)
 				res.Outcome = HandoverReplaced
 			case handoverCleanUp:
 				opts.Progressf("pod/%s: podrun's copy has ended: removing what is left of it", name)
-				err = downPods(ctx, rt, opts.cgsys, sandboxesOfUID(all, uid), opts.Progressf)
+				err = downPods(ctx, rt, opts.cgsys, sandboxesOfUID(all, uid), nil, opts.Progressf)
 				res.Outcome = HandoverGone
 			case handoverRelease:
 				err = markHandedOver(sb, v.Now)

@@ -88,22 +88,36 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 			sb.Labels[labelPodNamespace], sb.Labels[labelPodName], sb.Labels[LabelPID], sb.Labels[LabelRun])
 		if err := removeSandbox(ctx, rt, sb, 0); err != nil {
 			errs = append(errs, err)
+			continue // its cgroup too stays, for the next run
 		}
 		removed = append(removed, sb)
 	}
 	if err := removeCgroups(cgsys, removed); err != nil {
 		errs = append(errs, err)
 	}
-	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(sbs)); err != nil {
+	gone := map[string]bool{}
+	for _, sb := range removed {
+		gone[sb.Id] = true
+	}
+	var left []*runtimeapi.PodSandbox
+	for _, sb := range sbs {
+		if !gone[sb.Id] {
+			left = append(left, sb)
+		}
+	}
+	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(left)); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
 // removeSandbox stops a sandbox's running containers with the given grace
-// period, stops and removes the sandbox, and removes the pod's data dir and
-// podrun-owned log dir named by its annotations. The pod's cgroup is the
-// caller's to remove (removeCgroups), once every sandbox of the pod is gone.
+// period, stops and removes the sandbox, and then removes the pod's data
+// dir and podrun-owned log dir named by its annotations. A sandbox the
+// runtime did not remove keeps them (and its status record): the pod stays
+// whole, for a later `podrun down` or reclaim to take, not half removed.
+// The pod's cgroup is the caller's to remove (removeCgroups), once every
+// sandbox of the pod is gone.
 func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, grace int64) error {
 	var errs []error
 	ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
@@ -117,11 +131,11 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 			}
 		}
 	}
-	if err := rt.StopPodSandbox(ctx, sb.Id); err != nil {
+	if err := stopPodSandbox(ctx, rt, sb.Id); err != nil {
 		errs = append(errs, err)
 	}
 	if err := removePodSandbox(ctx, rt, sb.Id); err != nil {
-		errs = append(errs, err)
+		return fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], errors.Join(append(errs, err)...))
 	}
 	if root := sb.Annotations[AnnotationRootDir]; root != "" {
 		uid := sb.Labels[labelPodUID]
@@ -167,10 +181,12 @@ func sandboxUIDs(sbs []*runtimeapi.PodSandbox) map[string]bool {
 }
 
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
-// and pod cgroups) whose owner is gone, and half-made ones that are stale.
-// The data dir of a pod handed over to the kubelet (podrun handover) goes,
-// with its log dir, once no podrun sandbox of it is left (live: the pod
-// UIDs of podrun's sandboxes); its pod cgroup is the kubelet's.
+// and pod cgroups) whose owner is gone and of which no podrun sandbox is
+// left (live: the pod UIDs of podrun's sandboxes still on the runtime; a
+// sandbox reclaim could not remove keeps its pod whole), and half-made
+// ones that are stale. The data dir of a pod handed over to the kubelet
+// (podrun handover) goes, with its log dir, once no podrun sandbox of it is
+// left; its pod cgroup is the kubelet's.
 func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
@@ -206,6 +222,9 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool)
 			continue
 		}
 		if err != nil { // no owner record: not a podrun pod dir
+			continue
+		}
+		if live[e.Name()] { // its sandbox is still there: the pod goes with it
 			continue
 		}
 		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {

@@ -7,9 +7,11 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/volumes"
@@ -105,6 +107,49 @@ func removePodSandbox(ctx context.Context, rt Runtime, id string) error {
 	return err
 }
 
+// stopRetries and stopRetryDelay bound how long a stop of a sandbox waits
+// for another stop of it under way (goneMeanwhile) to finish.
+const (
+	stopRetries    = 5
+	stopRetryDelay = 200 * time.Millisecond
+)
+
+// stopPodSandbox stops a sandbox, counting one that another stop of it
+// (`podrun down` beside the run's teardown, two downs) tore down at the
+// same time as stopped: the runtime's error then says that what it was
+// tearing down went away under it (goneMeanwhile), and the stop is asked
+// again until the runtime says it is done (or that the sandbox is gone:
+// not found counts as done, cri.Client). Any other error is the stop's.
+func stopPodSandbox(ctx context.Context, rt Runtime, id string) error {
+	err := rt.StopPodSandbox(ctx, id)
+	for i := 0; i < stopRetries && err != nil && goneMeanwhile(err); i++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(stopRetryDelay):
+		}
+		err = rt.StopPodSandbox(ctx, id)
+	}
+	return err
+}
+
+// goneMeanwhile reports whether the runtime's error from a sandbox stop
+// says that the pod's network interface was deleted under it: the CNI
+// plugin found the interface, and it was gone when it deleted it (ENODEV,
+// the bridge and ptp plugins' `failed to delete "eth0": no such device`,
+// which containerd wraps in "failed to destroy network for sandbox"). That
+// is another stop of the same sandbox tearing its network down at the same
+// time; nothing else deletes a pod's interface. The runtime's own message
+// (its gRPC status) is read, never podrun's wrapping of it.
+func goneMeanwhile(err error) bool {
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) || se.GRPCStatus() == nil {
+		return false
+	}
+	msg := se.GRPCStatus().Message()
+	return strings.Contains(msg, "failed to delete ") && strings.HasSuffix(strings.TrimSpace(msg), ": no such device")
+}
+
 // sandboxIDs lists every sandbox of the pod in this run: those podrun
 // recorded, and any the runtime has that a lost reply hid from it.
 func (p *podRun) sandboxIDs(ctx context.Context) []string {
@@ -165,7 +210,7 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	}
 	wg.Wait()
 	for i, id := range ids {
-		if err := p.r.rt.StopPodSandbox(ctx, id); err != nil {
+		if err := stopPodSandbox(ctx, p.r.rt, id); err != nil {
 			errs[len(cs)+i] = fmt.Errorf("stopping pod sandbox %s: %w", id, err)
 		}
 	}
