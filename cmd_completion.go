@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/podlist"
 )
 
 // Shell completion: `podrun completion bash|zsh|fish` prints a script that
@@ -46,6 +48,18 @@ const completionTimeout = 3 * time.Second
 // podArgs says how many pod arguments a command takes (-1: any number);
 // their values complete with pod names.
 var podArgs = map[string]int{"ps": -1, "down": -1, "handover": -1, "logs": 1, "exec": 1}
+
+// scopedPodArgs are the commands whose pods are those of --root-dir unless
+// --all-roots (cmd_scope.go): their pod names complete from that scope.
+// logs and exec take a pod of any root dir.
+var scopedPodArgs = map[string]bool{"ps": true, "down": true, "handover": true}
+
+// podQuery is what a command line says of the pods to complete with: the
+// runtime (Endpoint, "" for the default ones) and the scope.
+type podQuery struct {
+	Endpoint string
+	Scope    podlist.Scope
+}
 
 // flagValues are the values a flag completes with, by "COMMAND/FLAG", or by
 // "FLAG" for every command that has it ("" is podrun itself).
@@ -97,11 +111,11 @@ func completeCommand(stdout io.Writer) *cli.Command {
 			if len(words) > 0 && words[0] == "--" {
 				words = words[1:]
 			}
-			pods := func(endpoint string) []candidate {
-				if endpoint == "" {
-					endpoint = str(c, "runtime-endpoint")
+			pods := func(q podQuery) []candidate {
+				if q.Endpoint == "" {
+					q.Endpoint = str(c, "runtime-endpoint")
 				}
-				return podCandidates(endpoint)
+				return podCandidates(q)
 			}
 			for _, cand := range completions(c.App, words, pods) {
 				fmt.Fprintln(stdout, cand)
@@ -123,8 +137,10 @@ func (c candidate) String() string {
 
 // completions are the candidates for the last of words, the words after
 // "podrun" on a command line (the last one possibly empty). pods lists the
-// runtime's podrun pods, given the endpoint the words name ("" if none).
-func completions(app *cli.App, words []string, pods func(endpoint string) []candidate) []candidate {
+// runtime's podrun pods, given the endpoint the words name ("" if none)
+// and, for a command with a scope, the --root-dir they name (else its
+// default) or every root dir with --all-roots.
+func completions(app *cli.App, words []string, pods func(podQuery) []candidate) []candidate {
 	if len(words) == 0 {
 		words = []string{""}
 	}
@@ -138,12 +154,17 @@ func completions(app *cli.App, words []string, pods func(endpoint string) []cand
 		positional []string
 		dashDash   bool
 		endpoint   string
+		rootDir    = rootDirDefault(app)
+		allRoots   bool
 	)
 	for _, w := range prev {
 		switch {
 		case expect != nil:
 			if slices.Contains(expect.Names(), "runtime-endpoint") {
 				endpoint = w
+			}
+			if slices.Contains(expect.Names(), "root-dir") {
+				rootDir = w
 			}
 			expect = nil
 		case dashDash:
@@ -158,6 +179,12 @@ func completions(app *cli.App, words []string, pods func(endpoint string) []cand
 			}
 			if f != nil && hasValue && slices.Contains(f.Names(), "runtime-endpoint") {
 				endpoint = value
+			}
+			if f != nil && hasValue && slices.Contains(f.Names(), "root-dir") {
+				rootDir = value
+			}
+			if f != nil && slices.Contains(f.Names(), "all-roots") {
+				allRoots = !hasValue || value == "true"
 			}
 		default:
 			if len(positional) == 0 {
@@ -216,7 +243,13 @@ func completions(app *cli.App, words []string, pods func(endpoint string) []cand
 		if !ok || (n >= 0 && len(positional) >= n) {
 			return nil
 		}
-		for _, p := range pods(endpoint) {
+		q := podQuery{Endpoint: endpoint}
+		if scopedPodArgs[path] && !allRoots {
+			if abs, err := filepath.Abs(rootDir); err == nil {
+				q.Scope.Root = abs
+			}
+		}
+		for _, p := range pods(q) {
 			if !slices.Contains(positional, p.Value) {
 				out = append(out, p)
 			}
@@ -291,11 +324,20 @@ func firstClause(s string) string {
 	return s
 }
 
-// podCandidates lists podrun's pods on the runtime at endpoint (the
-// default endpoints when ""), as NAMESPACE/NAME and, when no other
-// namespace has a pod of that name, NAME. Any failure lists none: a
-// completion must not print errors into the command line.
-func podCandidates(endpoint string) []candidate {
+// rootDirDefault is the default of the app's --root-dir.
+func rootDirDefault(app *cli.App) string {
+	if f, ok := findFlag(app.Flags, "root-dir").(*cli.StringFlag); ok {
+		return f.Value
+	}
+	return ""
+}
+
+// podCandidates lists podrun's pods of the query's scope on the runtime at
+// its endpoint (the default endpoints when ""), as NAMESPACE/NAME and,
+// when no other namespace has a pod of that name, NAME. Any failure lists
+// none: a completion must not print errors into the command line.
+func podCandidates(q podQuery) []candidate {
+	endpoint := q.Endpoint
 	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 	defer cancel()
 	var rt *cri.Client
@@ -313,7 +355,13 @@ func podCandidates(endpoint string) []candidate {
 	if err != nil {
 		return nil
 	}
-	return podNameCandidates(pods)
+	inScope := pods[:0]
+	for _, p := range pods {
+		if q.Scope.Has(p.RootDir) {
+			inScope = append(inScope, p)
+		}
+	}
+	return podNameCandidates(inScope)
 }
 
 // podNameCandidates are the names pods can be given by: NAMESPACE/NAME

@@ -29,9 +29,10 @@ func TestCompletions(t *testing.T) {
 			app.Commands = append(app.Commands, &cli.Command{Name: name, Usage: name})
 		}
 	}
-	var endpoints []string
-	pods := func(endpoint string) []candidate {
-		endpoints = append(endpoints, endpoint)
+	var endpoints, roots []string
+	pods := func(q podQuery) []candidate {
+		endpoints = append(endpoints, q.Endpoint)
+		roots = append(roots, q.Scope.Root)
 		return []candidate{{"default/db", "pod"}, {"db", ""}, {"web", ""}, {"default/web", "pod"}}
 	}
 	for _, tc := range []struct {
@@ -59,7 +60,7 @@ func TestCompletions(t *testing.T) {
 		{"file names", []string{"-f", ""}, []string{completeFiles}},
 		{"file names after other flags", []string{"-d", "--filename", "x"}, []string{completeFiles}},
 		{"no values known", []string{"--node-name", ""}, nil},
-		{"flags by prefix", []string{"down", "--a"}, []string{"--all"}},
+		{"flags by prefix", []string{"down", "--all"}, []string{"--all", "--all-roots"}},
 		{"a short flag", []string{"ps", "-q"}, []string{"-q"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +77,25 @@ func TestCompletions(t *testing.T) {
 	completions(app, []string{"down", ""}, pods)
 	if want := []string{"unix:///a.sock", "unix:///b.sock", ""}; !slices.Equal(endpoints, want) {
 		t.Errorf("endpoints asked %q, want %q", endpoints, want)
+	}
+
+	// The scope: ps, down and handover complete the pods of the command
+	// line's --root-dir (else the default), every root dir's with
+	// --all-roots; logs and exec take a pod of any root dir.
+	roots = nil
+	for _, words := range [][]string{
+		{"ps", ""},
+		{"--root-dir", "/ci/job1", "down", ""},
+		{"down", "--root-dir=/ci/job2", ""},
+		{"handover", "--root-dir", "/ci/job3", "--all-roots", ""},
+		{"ps", "--all-roots=false", ""},
+		{"--root-dir", "/ci/job1", "logs", ""},
+		{"exec", ""},
+	} {
+		completions(app, words, pods)
+	}
+	if want := []string{"/var/lib/podrun", "/ci/job1", "/ci/job2", "", "/var/lib/podrun", "", ""}; !slices.Equal(roots, want) {
+		t.Errorf("root dirs asked %q, want %q", roots, want)
 	}
 }
 
@@ -120,16 +140,27 @@ func TestCLICompletePods(t *testing.T) {
 	}
 	t.Cleanup(func() { podrunAt(t, ep, "--root-dir", root, "-q", "down", "--all") })
 
-	out, errOut, code := podrunAt(t, ep, "__complete", "--", "ps", "")
 	want := "db\tpod in namespace team\nteam/db\tpod\nweb\tpod in namespace default\ndefault/web\tpod\n"
-	if code != 0 || errOut != "" {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	for _, words := range [][]string{
+		{"ps", "--root-dir", root, ""},
+		{"--root-dir=" + root, "down", ""},
+		{"handover", "--all-roots", ""},
+		{"logs", ""}, // any root dir's pod
+	} {
+		out, errOut, code := podrunAt(t, ep, append([]string{"__complete", "--"}, words...)...)
+		if code != 0 || errOut != "" {
+			t.Errorf("%q: exit %d, stderr %q", words, code, errOut)
+		}
+		if got := sortedLines(out); got != sortedLines(want) {
+			t.Errorf("%q: candidates:\n%s\nwant:\n%s", words, out, want)
+		}
 	}
-	if got := sortedLines(out); got != sortedLines(want) {
-		t.Errorf("candidates:\n%s\nwant:\n%s", out, want)
+	// The pods of another root dir (the default one here) are not down's.
+	if out, _, _ := podrunAt(t, ep, "__complete", "--", "down", ""); out != "" {
+		t.Errorf("down of the default root dir completes pods of another:\n%s", out)
 	}
 
-	out, errOut, code = podrunAt(t, "", "__complete", "--", "-r", "unix:///nonexistent/cri.sock", "down", "")
+	out, errOut, code := podrunAt(t, "", "__complete", "--", "-r", "unix:///nonexistent/cri.sock", "down", "")
 	if out != "" || errOut != "" || code != 0 {
 		t.Errorf("without a runtime: stdout %q, stderr %q, exit %d; want nothing and 0", out, errOut, code)
 	}

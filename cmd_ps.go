@@ -1,9 +1,10 @@
 package main
 
-// `podrun ps`: the pods podrun runs on this node, as `kubectl get pods`
-// shows them (docs/ps.md). runner.PodLister builds them from the runtime,
-// their status by the run's own status code; package runner/podlist works
-// out the columns; this file prints.
+// `podrun ps`: the pods podrun runs on this node, those of --root-dir or
+// with --all-roots all of them (cmd_scope.go), as `kubectl get pods` shows
+// the pods of a namespace or of all (docs/ps.md). runner.PodLister builds
+// them from the runtime, their status by the run's own status code;
+// package runner/podlist works out the columns; this file prints.
 
 import (
 	"context"
@@ -29,16 +30,19 @@ func psCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "ps",
 		Usage: "list the pods podrun runs on this node",
-		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every podrun pod)\n\n" +
-			"# podrun's pods on this node, as kubectl get pods\n" +
+		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every pod of --root-dir)\n\n" +
+			"# podrun's pods of this root dir (--root-dir), as kubectl get pods\n" +
 			"podrun ps\n" +
 			"# with the node, the run and who looks after each\n" +
 			"podrun ps -o wide\n" +
+			"# every podrun pod on this node, whatever its root dir, with it (ROOT)\n" +
+			"podrun ps --all-roots -o wide\n" +
 			"# one pod as a v1.Pod with its live status, for scripts\n" +
 			"podrun ps -o json web\n" +
 			"# a row each time a pod changes, until Ctrl-C\n" +
 			"podrun ps -w",
 		Flags: append(runtimeFlags(),
+			allRootsFlag("every podrun pod on the runtime, whatever its --root-dir (without it: the pods of --root-dir); -o wide then adds ROOT"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput,
 				Usage: "`FORMAT`: table, wide, json or yaml (wide adds NODE, RUN and OWNER; json and yaml print a v1.List of v1.Pod, or the v1.Pod when one POD names one)"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Category: catOutput,
@@ -85,26 +89,36 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 			return podrunError(fmt.Errorf("%q is not a pod name", a))
 		}
 	}
+	scope, err := podScope(c)
+	if err != nil {
+		return podrunError(err)
+	}
 	return withRuntime(c, func(ctx context.Context, rt *cri.Client, sigCode func() int) error {
 		lister := runner.NewPodLister(rt)
 		sources := []podSource{lister.List}
 
-		items, err := listSources(ctx, sources)
+		all, err := listSources(ctx, sources)
 		if err != nil {
 			return interrupted(err, sigCode)
 		}
+		items, others := scope.Split(all)
 		selected, missing := podlist.Select(items, args)
 		p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide"), header: boolean(c, "no-headers")}
+		p.cols.Root = format == "wide" && scope.AllRoots()
 		if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
-			fmt.Fprintln(stderr, "No resources found")
+			fmt.Fprintln(stderr, scope.NoneFound(len(others)))
 		}
 		if err := p.list(selected, len(args) == 1 && len(selected) == 1); err != nil {
 			return podrunError(err)
 		}
 		if len(missing) > 0 {
+			var elsewhere []podlist.Ref
+			for _, it := range others {
+				elsewhere = append(elsewhere, podlist.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
+			}
 			var errs []error
 			for _, m := range missing {
-				errs = append(errs, fmt.Errorf("no podrun pod %q", m))
+				errs = append(errs, scope.NotFound(m, podlist.Elsewhere(m, elsewhere)))
 			}
 			return podrunError(errors.Join(errs...))
 		}
@@ -118,13 +132,14 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 		w.Changed(selected)
 		changes := lister.Changes(ctx, psWatchInterval)
 		for range changes {
-			items, err := listSources(ctx, sources)
+			all, err := listSources(ctx, sources)
 			if err != nil {
 				if ctx.Err() != nil {
 					break
 				}
 				return podrunError(err)
 			}
+			items, _ := scope.Split(all)
 			if len(args) > 0 {
 				items, _ = podlist.Select(items, args)
 			}

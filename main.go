@@ -253,12 +253,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			psCommand(stdout, stderr),
 			{
 				Name: "down", Usage: "tear podrun pods down fully: containers, sandboxes, data and log dirs",
-				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID)\n\n" +
+				UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID, of --root-dir)\n\n" +
 					"# one pod, by name\n" +
 					"podrun down web\n" +
-					"# every podrun pod on this node\n" +
-					"podrun down --all",
-				Flags:  append(runtimeFlags(), &cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod on this node"}),
+					"# every podrun pod of this root dir (--root-dir): a CI job's cleanup\n" +
+					"podrun down --all\n" +
+					"# every podrun pod on this node, whatever its root dir\n" +
+					"podrun down --all --all-roots",
+				Flags: append(runtimeFlags(),
+					&cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod of --root-dir (with --all-roots: on this node)"},
+					allRootsFlag("take pods of every --root-dir, not only of this one: POD names any podrun pod, --all takes every one on the runtime")),
 				Action: func(c *cli.Context) error { return downAction(c, stderr) },
 			},
 			validateCommand(stdin, stdout, stderr),
@@ -568,6 +572,10 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
+	scope, err := podScope(c)
+	if err != nil {
+		return podrunError(err)
+	}
 	// A signal once down has the runtime does not abandon the stop half
 	// way (a pod with its containers still running and its data dir gone):
 	// as a run's teardown after its first signal, down carries on, and a
@@ -591,7 +599,7 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 		}
 	}()
 	err = runner.DownWith(context.WithoutCancel(in.ctx), rt, runner.DownOptions{
-		Args: c.Args().Slice(), All: boolean(c, "all"), Force: in.force, Progressf: progress,
+		Args: c.Args().Slice(), All: boolean(c, "all"), Scope: scope, Force: in.force, Progressf: progress,
 	})
 	if err != nil {
 		return podrunError(err)

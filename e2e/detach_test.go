@@ -3,19 +3,18 @@
 package e2e
 
 // Detached pods end to end: -d leaves them running, podrun ps lists them,
-// podrun down NAME, NAMESPACE/NAME, UID or --all removes them fully, and a
-// second run of a pod that runs (detached or not) is refused.
+// podrun down NAME, NAMESPACE/NAME, UID or --all removes them fully (those
+// of its --root-dir), and a second run of a pod that runs (detached or
+// not) is refused.
 
 import (
-	"context"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podrun/podrun/runner"
 )
 
 func TestE2EDetachPsDown(t *testing.T) {
@@ -128,37 +127,28 @@ func TestE2EAlreadyRunningLive(t *testing.T) {
 	expectCode(t, p.result(60*time.Second), 130)
 }
 
-// TestE2EDownAll is not parallel: `down --all` tears down every podrun pod
-// on the node, which would take other tests' pods with it.
+// TestE2EDownAll: `down --all` takes every podrun pod of its --root-dir
+// and leaves those of other root dirs (another CI job's on the same
+// runtime), which it counts; `down NAME` of the other job's pod is refused
+// naming its --root-dir; ps lists a root dir's pods, `ps --all-roots -o
+// wide` every one with its ROOT. Before, `down --all` tore down every
+// podrun pod on the node, so this test could not run beside any other.
 func TestE2EDownAll(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	names := []string{"e2e-downall-1", "e2e-downall-2"}
+	other, otherPod := e.otherRoot(), "e2e-scope-b"
 	e.downOnCleanup(names...)
-	// Other podrun pods on the node (another session's run) would go too.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		infos, err := runner.List(context.Background(), rtClient)
-		if err != nil {
-			t.Fatal(err)
+	t.Cleanup(func() {
+		if len(sandboxesOf(t, otherPod)) > 0 {
+			e.runPodrunRaw(withRoot(other, []string{"down", "-q", otherPod}), "")
 		}
-		live := infos[:0]
-		for _, in := range infos {
-			if !in.Orphaned { // orphans are garbage: any run reclaims them
-				live = append(live, in)
-			}
-		}
-		if len(live) == 0 {
-			break
-		}
-		infos = live
-		if time.Now().After(deadline) {
-			t.Fatalf("not running `podrun down --all`: other podrun pods run on this node and would be torn down (stop them first): %+v", infos)
-		}
-		time.Sleep(time.Second)
-	}
+	})
 	r := e.runPodrun([]string{"-d", "-q", "-f", testdata("detach/down-all.yaml")}, "")
 	expectCode(t, r, 0)
-	for _, n := range names {
+	r = e.runPodrunRaw(withRoot(other, []string{"-d", "-q", "-f", fromTemplate(t, "detach/scope.yaml", "JOB", "b")}), "")
+	expectCode(t, r, 0)
+	for _, n := range append(names, otherPod) {
 		if len(sandboxesOf(t, n)) != 1 {
 			t.Fatalf("after -d: no sandbox of %s", n)
 		}
@@ -166,8 +156,29 @@ func TestE2EDownAll(t *testing.T) {
 	if dirs := podDirs(t, e.root); len(dirs) != 2 {
 		t.Errorf("pod dirs %v, want 2", dirs)
 	}
+
+	// ps: this root dir's pods; with --all-roots, the other's too, with ROOT.
+	if got := e.ps(t); len(got) != 2 || findPS(got, otherPod) != nil {
+		t.Errorf("ps of the root dir lists %+v, want its 2 pods", got)
+	}
+	r = e.runPodrun([]string{"ps", "--all-roots", "-o", "wide"}, "")
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stdout, "ROOT") || !regexp.MustCompile(otherPod+` .* `+regexp.QuoteMeta(other)+`\n`).MatchString(r.stdout) {
+		t.Errorf("ps --all-roots -o wide does not list %s with its root dir %s\n%s", otherPod, other, r)
+	}
+
+	// down of the other root dir's pod: refused, naming its root dir.
+	r = e.runPodrun([]string{"down", otherPod}, "")
+	expectCode(t, r, 125)
+	if !strings.Contains(r.stderr, "give --root-dir "+other+", or --all-roots") {
+		t.Errorf("down of another root dir's pod does not say how to reach it\n%s", r)
+	}
+
 	r = e.runPodrun([]string{"down", "--all"}, "")
 	expectCode(t, r, 0)
+	if !strings.Contains(r.stderr, "of other root dirs left running") && !strings.Contains(r.stderr, "of another root dir left running") {
+		t.Errorf("down --all does not count the pods of other root dirs it leaves\n%s", r)
+	}
 	for _, n := range names {
 		if sbs := sandboxesOf(t, n); len(sbs) != 0 {
 			t.Errorf("after down --all: %d sandboxes of %s remain", len(sbs), n)
@@ -176,4 +187,12 @@ func TestE2EDownAll(t *testing.T) {
 	if len(e.ps(t)) != 0 {
 		t.Errorf("after down --all, ps lists pods")
 	}
+	if sbs := sandboxesOf(t, otherPod); len(sbs) != 1 || sbs[0].State != runtimeapi.PodSandboxState_SANDBOX_READY {
+		t.Errorf("down --all of one root dir took the other's pod: %d sandboxes of %s", len(sbs), otherPod)
+	}
+	if dirs := podDirs(t, other); len(dirs) != 1 {
+		t.Errorf("the other root dir's pod dirs %v, want its one", dirs)
+	}
+	r = e.runPodrunRaw(withRoot(other, []string{"down", "--all"}), "")
+	expectCode(t, r, 0)
 }

@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podlist"
 )
 
 // `podrun down`: the stop of a pod whose podrun has returned (--detach),
@@ -209,8 +210,13 @@ func stopContainerUnlessForced(ctx context.Context, rt Runtime, id string, grace
 type DownOptions struct {
 	// Args name pods (matchPod); each must exist.
 	Args []string
-	// All takes every podrun pod but those handed over to a kubelet.
+	// All takes every podrun pod of the scope but those handed over to a
+	// kubelet.
 	All bool
+	// Scope is the pods Args and All take: those of one --root-dir, or
+	// (zero) every podrun pod on the runtime. A pod of another root dir
+	// that Args name is refused, saying which --root-dir reaches it.
+	Scope podlist.Scope
 	// Force, once closed (a second signal), stops the containers at once
 	// instead of waiting out their grace period; everything is still
 	// removed.
@@ -222,7 +228,8 @@ type DownOptions struct {
 // Down tears down podrun pods fully: containers stopped with their preStop
 // hooks and their pod's termination grace period (stopForDown), sandboxes
 // stopped and removed, data and log dirs removed. With all, every podrun
-// pod; otherwise the named ones, each of which must exist.
+// pod of every root dir; otherwise the named ones, each of which must
+// exist.
 func Down(ctx context.Context, rt Runtime, args []string, all bool, progressf func(string, ...any)) error {
 	return DownWith(ctx, rt, DownOptions{Args: args, All: all, Progressf: progressf})
 }
@@ -250,22 +257,32 @@ func downWith(ctx context.Context, rt Runtime, cgsys cgroups.System, opts DownOp
 	if err != nil {
 		return err
 	}
-	named, err := namedPods(sbs, opts.Args)
+	named, err := namedPods(sbs, opts.Args, opts.Scope)
 	errs := []error{err}
 	want := map[string]bool{}
 	for _, info := range named {
 		want[info.SandboxID] = true
 	}
 	var chosen []*runtimeapi.PodSandbox
+	others := map[string]bool{} // pod UIDs of other root dirs --all leaves
 	for _, sb := range sbs {
 		switch {
 		case want[sb.Id]:
 			chosen = append(chosen, sb)
-		case opts.All && handedOver(sb):
+		case !opts.All:
+		case !opts.Scope.Has(sb.Annotations[AnnotationRootDir]):
+			others[sb.Labels[labelPodUID]] = true
+		case handedOver(sb):
 			progressf("pod/%s: handed over to the kubelet: left running (name it to stop it)", sb.Labels[labelPodName])
-		case opts.All:
+		default:
 			chosen = append(chosen, sb)
 		}
+	}
+	switch n := len(others); {
+	case n == 1:
+		progressf("podrun: 1 podrun pod of another root dir left running (--all-roots takes it too)")
+	case n > 1:
+		progressf("podrun: %d podrun pods of other root dirs left running (--all-roots takes them too)", n)
 	}
 	return errors.Join(append(errs, downPods(ctx, rt, cgsys, chosen, opts.Force, progressf))...)
 }

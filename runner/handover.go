@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podlist"
 )
 
 // The hand-over (`podrun handover`, docs/handover.md): a node bootstrapped
@@ -44,7 +45,10 @@ const DefaultHandoverSettle = 6 * time.Second
 // HandoverOptions says which pods to hand over and how to know the kubelet.
 type HandoverOptions struct {
 	Args []string // pods as `podrun down` takes them
-	All  bool     // every podrun pod not handed over yet
+	All  bool     // every podrun pod of the scope not handed over yet
+	// Scope is the pods Args and All take, as for `podrun down`: those of
+	// one --root-dir, or (zero) every podrun pod on the runtime.
+	Scope podlist.Scope
 	// RootDir is podrun's root dir: the data dirs of pods handed over
 	// earlier whose sandboxes are gone are removed from it first.
 	RootDir string
@@ -148,7 +152,7 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 			opts.Progressf("handover: removing what earlier hand-overs left: %v", err)
 		}
 	}
-	pending, err := handoverChoice(sbs, opts.Args, opts.All)
+	pending, err := handoverChoice(sbs, opts.Args, opts.All, opts.Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -231,10 +235,10 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 }
 
 // handoverChoice is the newest sandbox of each pod to hand over, by UID:
-// the named ones (each must exist), or with all every podrun pod not
-// handed over yet.
-func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool) (map[string]*runtimeapi.PodSandbox, error) {
-	named, err := namedPods(sbs, args)
+// the named ones (each must exist in scope), or with all every podrun pod
+// of the scope not handed over yet.
+func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool, scope podlist.Scope) (map[string]*runtimeapi.PodSandbox, error) {
+	named, err := namedPods(sbs, args, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +249,7 @@ func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool) (map[
 	out := map[string]*runtimeapi.PodSandbox{}
 	for _, sb := range sbs {
 		uid := sb.Labels[labelPodUID]
-		if !want[uid] && (!all || handedOver(sb)) {
+		if !want[uid] && (!all || !scope.Has(sb.Annotations[AnnotationRootDir]) || handedOver(sb)) {
 			continue
 		}
 		if cur, ok := out[uid]; !ok || newerSandbox(sb, cur) {

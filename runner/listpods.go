@@ -146,7 +146,7 @@ func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podlist.Item
 	}
 	// A -d run is the pod's owner until its detach point (podOwner).
 	in.Owner.Detached = detachedFor(owner.Detached, in.Record, recErr)
-	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in)}, dir
+	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in), Root: in.RootDir}, dir
 }
 
 // listedOwner is the OWNER column: the kubelet for a pod handed over to it

@@ -249,9 +249,10 @@ func isUnder(path, dir string) bool {
 }
 
 // checkNotRunning refuses pods that a live or detached podrun already runs
-// (sbs: podrun's sandboxes): two runs of the same pod would fight over its
-// sandbox and data dir.
-func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
+// (sbs: podrun's sandboxes), in any root dir: two runs of the same pod
+// would fight over its sandbox (whose name the runtime holds once) and
+// data dir. rootDir is the run's, for the `podrun down` the error names.
+func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir string) error {
 	var errs []error
 	for _, pod := range pods {
 		for _, sb := range sbs {
@@ -266,7 +267,11 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
 			if o.Detached {
 				how = "detached"
 			}
-			errs = append(errs, &AlreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how})
+			e := &AlreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how}
+			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
+				e.Root = root
+			}
+			errs = append(errs, e)
 			break
 		}
 	}
@@ -279,11 +284,18 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) error {
 type AlreadyRunningError struct {
 	Namespace, Name, UID string
 	How                  string // "by podrun pid N", "detached"
+	// Root is the pod's root dir when it is not the run's: `podrun down`
+	// reaches it with that --root-dir.
+	Root string
 }
 
 func (e *AlreadyRunningError) Error() string {
-	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `podrun down %s/%s`",
-		e.Namespace, e.Name, e.UID, e.How, e.Namespace, e.Name)
+	down := "podrun down"
+	if e.Root != "" {
+		down += " --root-dir " + e.Root
+	}
+	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `%s %s/%s`",
+		e.Namespace, e.Name, e.UID, e.How, down, e.Namespace, e.Name)
 }
 
 // PodInfo describes one pod podrun runs, for `podrun ps`.
@@ -299,6 +311,7 @@ type PodInfo struct {
 	Detached  bool      `json:"detached"` // its podrun (--detach) left it running at its detach point
 	Orphaned  bool      `json:"orphaned"` // its podrun is gone and had not detached
 	Created   time.Time `json:"created"`
+	RootDir   string    `json:"rootDir"` // the --root-dir of the run that made it
 }
 
 // List returns podrun's pods, one per sandbox, sorted by namespace and name.
@@ -318,7 +331,7 @@ func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 			Name: sb.Labels[labelPodName], Namespace: sb.Labels[labelPodNamespace], UID: sb.Labels[labelPodUID],
 			SandboxID: sb.Id, State: strings.TrimPrefix(sb.State.String(), "SANDBOX_"),
 			RunID: o.RunID, PID: o.PID, Detached: o.Detached, Orphaned: reclaimable(o),
-			Created: time.Unix(0, sb.CreatedAt),
+			Created: time.Unix(0, sb.CreatedAt), RootDir: sb.Annotations[AnnotationRootDir],
 		}
 		if sb.Metadata != nil {
 			info.Attempt = sb.Metadata.Attempt
@@ -343,22 +356,28 @@ func matchPod(arg string, info PodInfo) bool {
 	return podlist.Matches(arg, info.Namespace, info.Name, info.UID)
 }
 
-// namedPods is the pods (one PodInfo per sandbox) that the arguments of
-// `podrun down` or `podrun handover` name (matchPod), and an error for
-// each argument that names none.
-func namedPods(sbs []*runtimeapi.PodSandbox, args []string) ([]PodInfo, error) {
+// namedPods is the pods of scope (one PodInfo per sandbox) that the
+// arguments of `podrun down` or `podrun handover` name (matchPod), and an
+// error for each argument that names none of them: one that names pods
+// of other root dirs says where they are (podlist.Scope.NotFound).
+func namedPods(sbs []*runtimeapi.PodSandbox, args []string, scope podlist.Scope) ([]PodInfo, error) {
 	infos := podInfos(sbs)
 	var named []PodInfo
 	var errs []error
 	for _, a := range args {
 		found := false
+		var others []podlist.Ref
 		for _, info := range infos {
-			if matchPod(a, info) {
+			switch {
+			case !matchPod(a, info):
+			case scope.Has(info.RootDir):
 				named, found = append(named, info), true
+			default:
+				others = append(others, podlist.Ref{Namespace: info.Namespace, Name: info.Name, UID: info.UID, Root: info.RootDir})
 			}
 		}
 		if !found {
-			errs = append(errs, fmt.Errorf("no podrun pod %q", a))
+			errs = append(errs, scope.NotFound(a, podlist.Elsewhere(a, others)))
 		}
 	}
 	return named, errors.Join(errs...)

@@ -166,7 +166,7 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if err := reclaim(ctx, rt, cgsys, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
-	if err := checkNotRunning(pods, sbs); err != nil {
+	if err := checkNotRunning(pods, sbs, opts.RootDir); err != nil {
 		return nil, err
 	}
 	if r.userns, err = allocateUserns(pods, sbs); err != nil {

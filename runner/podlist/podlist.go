@@ -35,6 +35,8 @@ type Item struct {
 	// Owner says who looks after the pod: Owner's words ("pid N",
 	// "pid N (gone)", "detached").
 	Owner string
+	// Root is the --root-dir of the run that made the pod (Scope).
+	Root string
 }
 
 // OwnerKubelet is the OWNER of a pod handed over to a kubelet (podrun
@@ -244,6 +246,9 @@ type Columns struct {
 	Namespace bool
 	// Wide (-o wide) adds NODE, RUN and OWNER.
 	Wide bool
+	// Root adds ROOT, the pod's root dir, after them: with -o wide when
+	// the scope is every root dir (--all-roots).
+	Root bool
 }
 
 // ColumnsFor is the columns of a table of items: NAMESPACE when they span
@@ -267,6 +272,9 @@ func (c Columns) Header() []string {
 	if c.Wide {
 		h = append(h, "NODE", "RUN", "OWNER")
 	}
+	if c.Root {
+		h = append(h, "ROOT")
+	}
 	return h
 }
 
@@ -280,6 +288,9 @@ func (c Columns) Row(it Item, now time.Time) []string {
 	}
 	if c.Wide {
 		r = append(r, orNone(pod.Spec.NodeName), orNone(it.Run), orNone(it.Owner))
+	}
+	if c.Root {
+		r = append(r, orNone(it.Root))
 	}
 	return r
 }
