@@ -5,7 +5,8 @@ package e2e
 // Shell completion end to end: bash, zsh and fish load the script podrun
 // completion prints and complete a podrun command line with the real shell,
 // which calls back into podrun; the name of a detached pod on the testbed
-// must appear after the commands that take pods.
+// must appear after the commands that take pods: those of the command
+// line's --root-dir for ps and down, any for logs.
 
 import (
 	"context"
@@ -74,14 +75,24 @@ func TestE2ECompletion(t *testing.T) {
 		// As bash calls it: COMP_WORDS and COMP_CWORD only, then with
 		// COMP_LINE and COMP_POINT as readline sets them.
 		got := runShell(t, env, "bash", "-c", `source <(podrun completion bash)
-COMP_WORDS=(podrun down ""); COMP_CWORD=2; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
+COMP_WORDS=(podrun down --root-dir `+e.root+` ""); COMP_CWORD=4; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
 		expect(t, got, name, "default/"+name)
 		got = runShell(t, env, "bash", "-c", `source <(podrun completion bash)
-COMP_LINE="podrun ps e2e-complete-"; COMP_POINT=${#COMP_LINE}; COMP_WORDS=(podrun ps e2e-complete-); COMP_CWORD=2
+COMP_LINE="podrun ps --root-dir `+e.root+` e2e-complete-"; COMP_POINT=${#COMP_LINE}; COMP_WORDS=(podrun ps --root-dir `+e.root+` e2e-complete-); COMP_CWORD=4
 _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
 		expect(t, got, name)
 		if slices.Contains(got, "default/"+name) {
 			t.Errorf("a prefix without / completed to namespace/name too: %q", got)
+		}
+		// logs takes a pod of any root dir; down, of the default root dir,
+		// not this one.
+		got = runShell(t, env, "bash", "-c", `source <(podrun completion bash)
+COMP_WORDS=(podrun logs ""); COMP_CWORD=2; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
+		expect(t, got, name)
+		got = runShell(t, env, "bash", "-c", `source <(podrun completion bash)
+COMP_WORDS=(podrun down ""); COMP_CWORD=2; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
+		if slices.Contains(got, name) {
+			t.Errorf("down without --root-dir completed a pod of another root dir: %q", got)
 		}
 		got = runShell(t, env, "bash", "-c", `source <(podrun completion bash)
 COMP_WORDS=(podrun ""); COMP_CWORD=1; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
@@ -90,7 +101,7 @@ COMP_WORDS=(podrun ""); COMP_CWORD=1; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
 
 	t.Run("zsh", func(t *testing.T) {
 		matches := filepath.Join(t.TempDir(), "matches")
-		runShell(t, env, "zsh", "-f", testdata("completion/complete.zsh"), "podrun down ", matches)
+		runShell(t, env, "zsh", "-f", testdata("completion/complete.zsh"), "podrun down --root-dir "+e.root+" ", matches)
 		b, err := os.ReadFile(matches)
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +114,7 @@ COMP_WORDS=(podrun ""); COMP_CWORD=1; _podrun; printf '%s\n' "${COMPREPLY[@]}"`)
 	})
 
 	t.Run("fish", func(t *testing.T) {
-		got := runShell(t, env, "fish", "--no-config", "-c", `podrun completion fish | source; complete -C "podrun down "`)
+		got := runShell(t, env, "fish", "--no-config", "-c", `podrun completion fish | source; complete -C "podrun down --root-dir `+e.root+` "`)
 		var values []string
 		for _, l := range got {
 			v, _, _ := strings.Cut(l, "\t")
