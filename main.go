@@ -389,6 +389,10 @@ func (g *outputGuard) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Unwrap is the writer the guard guards: the run's log sink drops a
+// stream whose writer is /dev/null (runner's unlessDiscard), guarded or not.
+func (g *outputGuard) Unwrap() io.Writer { return g.w }
+
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	return runWith(runFlagsOf(c), stdin, stdout, stderr)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,8 +56,14 @@ func TestCLIClosedStdoutTearsDown(t *testing.T) {
 	if code != 141 {
 		t.Fatalf("exit %d, want 141\nstderr:\n%s", code, stderr.String())
 	}
-	if got := stdout.got.String(); got != "line\n" {
-		t.Errorf("stdout got %q before it closed, want one line", got)
+	// The first write holds whole lines, as many as the run had read
+	// (the sink writes lines together); nothing is written after the
+	// one that failed.
+	if got := stdout.got.String(); got == "" || strings.ReplaceAll(got, "line\n", "") != "" {
+		t.Errorf("stdout got %q before it closed, want whole lines", got)
+	}
+	if stdout.writes != 2 {
+		t.Errorf("%d writes reached stdout, want two: the one that worked and the one that failed", stdout.writes)
 	}
 	for _, want := range []string{"podrun: stdout is closed (broken pipe): stopping the pods", "Interrupted: stopping"} {
 		if !strings.Contains(stderr.String(), want) {
@@ -114,6 +121,30 @@ func TestOutputGuard(t *testing.T) {
 	}
 	if code := in.exitCode(); code != 141 {
 		t.Errorf("exit code %d after a later signal, want the first interruption's 141", code)
+	}
+}
+
+// TestOutputGuardUnwraps: the guards say what they guard, so that a run
+// whose stdout and stderr are /dev/null follows no log (the runner drops
+// a writer that is /dev/null, guarded or not): a guard hid it, and every
+// run followed every log, its output thrown away.
+func TestOutputGuardUnwraps(t *testing.T) {
+	in := newInterrupts()
+	defer in.stop()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	out, errOut := guardOutputs(in, null, os.Stderr)
+	for _, tc := range []struct {
+		name    string
+		w, want io.Writer
+	}{{"stdout", out, null}, {"stderr", errOut, os.Stderr}} {
+		u, ok := tc.w.(interface{ Unwrap() io.Writer })
+		if !ok || u.Unwrap() != tc.want {
+			t.Errorf("the %s guard does not unwrap to the writer it guards", tc.name)
+		}
 	}
 }
 

@@ -37,7 +37,8 @@
 //	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
-//	logs.go        the one CRI log decoder (cri-client's ReadLogs): a run's live output, LogTail
+//	logs.go        the CRI log decoder (cri-client's ReadLogs), LogTail; the run's buffered log sink
+//	logfollow.go   tailer, criStream: a run's live output, read and decoded as the log grows
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds

@@ -212,6 +212,40 @@ func decode(t *testing.T, dir string, data []byte) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
+// checkCRITime fails the test unless criTime takes ts as ReadLogs does:
+// time.Parse(RFC3339NanoLenient), a time before year 1 being early.
+func checkCRITime(t *testing.T, ts []byte) {
+	t.Helper()
+	early, ok := criTime(ts)
+	parsed, err := time.Parse(crilogs.RFC3339NanoLenient, string(ts))
+	if ok != (err == nil) || ok && early != parsed.Before(time.Time{}) {
+		t.Fatalf("criTime(%q) = early %v, ok %v; time.Parse: %v, %v", ts, early, ok, parsed, err)
+	}
+}
+
+// decodeRaw is what ReadLogs writes of a log file holding data, each
+// stream's writes joined.
+func decodeRaw(t *testing.T, dir string, data []byte) (stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	_ = readLog(context.Background(), writeLog(t, dir, data), "", &LogOptions{}, nil, &out, &errb)
+	return out.String(), errb.String()
+}
+
+// streamDecode is what criStream writes of data handed to it in chunks of
+// size bytes, then ended.
+func streamDecode(data []byte, size int) (stdout, stderr string) {
+	var out, errb bytes.Buffer
+	d := &criStream{stdout: &out, stderr: &errb}
+	for len(data) > 0 {
+		n := min(size, len(data))
+		d.write(data[:n])
+		data = data[n:]
+	}
+	d.end()
+	return out.String(), errb.String()
+}
+
 // stamped puts a real timestamp in place of a line's first field when it
 // is "t", so that short seeds and corpus entries reach the CRI parser.
 func stamped(data []byte) []byte {
@@ -270,8 +304,10 @@ func criLogModel(data []byte) (stdout, stderr string, ok bool) {
 	return end(out["stdout"].String()), end(out["stderr"].String()), true
 }
 
-// FuzzCRILog checks the one CRI log decoder (ReadLogs under the run's
-// tailer, `podrun logs` and LogTail):
+// FuzzCRILog checks the CRI log decoders (ReadLogs under `podrun logs`,
+// LogTail and the end of a run; criStream under the run's tailer):
+//   - on any file, the run's tailer (criStream) writes what ReadLogs
+//     writes, whatever chunks it reads the file in;
 //   - on any file it ends, writing at most what docker json's UTF-8
 //     coercion can make of what it read (3 bytes per byte) and the
 //     newlines it adds to unfinished lines;
@@ -292,6 +328,10 @@ func FuzzCRILog(f *testing.F) {
 	// A line longer than a read of the file.
 	f.Add([]byte("t stdout P " + strings.Repeat("x", 40<<10) + "\nt stdout F y\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			ts, _, _ := bytes.Cut(l, []byte(" "))
+			checkCRITime(t, ts)
+		}
 		dir := t.TempDir()
 		for _, in := range [][]byte{data, stamped(data)} {
 			stdout, stderr := decode(t, dir, in)
@@ -300,6 +340,15 @@ func FuzzCRILog(f *testing.F) {
 			}
 			if wantOut, wantErr, ok := criLogModel(in); ok && (stdout != wantOut || stderr != wantErr) {
 				t.Fatalf("decoding %q\ngave stdout %q stderr %q\nwant stdout %q stderr %q", in, stdout, stderr, wantOut, wantErr)
+			}
+			if gotOut, gotErr := tail(t, dir, in); gotOut != stdout || gotErr != stderr {
+				t.Fatalf("the run's tailer on %q\ngave stdout %q stderr %q\nReadLogs stdout %q stderr %q", in, gotOut, gotErr, stdout, stderr)
+			}
+			rawOut, rawErr := decodeRaw(t, dir, in)
+			for _, size := range []int{1, 2, 7, 64} {
+				if gotOut, gotErr := streamDecode(in, size); gotOut != rawOut || gotErr != rawErr {
+					t.Fatalf("criStream in chunks of %d of %q\ngave stdout %q stderr %q\nReadLogs stdout %q stderr %q", size, in, gotOut, gotErr, rawOut, rawErr)
+				}
 			}
 		}
 

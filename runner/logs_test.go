@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -190,25 +193,25 @@ func TestTailerWithoutAFollowSlotReadsAtFinish(t *testing.T) {
 	}
 }
 
-// A follow that breaks off (no inotify instance to be had) after writing
-// part of the log: the rest comes once the instance is done, nothing
-// twice.
-func TestTailerFollowBrokenOff(t *testing.T) {
+// A tailer that cannot have an inotify watcher (no instance to be had)
+// reads its log every logPollInterval: what comes shows while the
+// instance runs, and the rest once it is done, nothing twice.
+func TestTailerWithoutInotifyPolls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
 	appendFile(t, path, lines(ts+" stdout F one", ts+" stderr F err one", ts+" stdout P two-"))
 	var out, errOut syncBuffer
 	tl := newTailer(path)
-	tl.follow = func(ctx context.Context, path, id string, opts *LogOptions, running runningFunc, stdout, stderr io.Writer) error {
-		if err := readLog(ctx, path, id, &LogOptions{}, nil, stdout, stderr); err != nil {
-			return err
-		}
-		return errors.New("failed to create fsnotify watcher: too many open files")
+	tl.newWatcher = func() (*fsnotify.Watcher, error) {
+		return nil, errors.New("too many open files")
 	}
 	go tl.run(&logSink{stdout: &out, stderr: &errOut}, "[p] ")
 	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "[p] one\n" })
+	time.Sleep(100 * time.Millisecond) // quiet: a tailer would watch now, and this one cannot
 	appendFile(t, path, lines(ts+" stdout F three", ts+" stderr F err two"))
+	waitFor(t, "the lines written later", 2*time.Second, func() bool { return out.String() == "[p] one\n[p] two-three\n" })
+	appendFile(t, path, ts+" stdout F four\n")
 	tl.finish()
-	if out.String() != "[p] one\n[p] two-three\n" || errOut.String() != "[p] err one\n[p] err two\n" {
+	if out.String() != "[p] one\n[p] two-three\n[p] four\n" || errOut.String() != "[p] err one\n[p] err two\n" {
 		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
 	}
 }
@@ -311,6 +314,8 @@ func TestNewLogSinkDropsDiscardingWriters(t *testing.T) {
 		{"io.Discard", io.Discard, io.Discard, true},
 		{"/dev/null", null, null, true},
 		{"/dev/null and a buffer", null, &buf, false},
+		{"/dev/null behind a wrapper that unwraps", wrapped{null}, wrapped{wrapped{null}}, true},
+		{"a buffer behind a wrapper", wrapped{&buf}, nil, false},
 		{"a regular file", regular, nil, false},
 	}
 	for _, tc := range cases {
@@ -330,6 +335,12 @@ func TestNewLogSinkDropsDiscardingWriters(t *testing.T) {
 	ls.finishAll()
 }
 
+// wrapped is a writer that says what it wraps, as main's output guard.
+type wrapped struct{ w io.Writer }
+
+func (w wrapped) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w wrapped) Unwrap() io.Writer           { return w.w }
+
 // An instance whose log file the runtime has not made yet is followed
 // from the update that finds it, or read at the end.
 func TestLogSetWaitsForALogFile(t *testing.T) {
@@ -346,5 +357,192 @@ func TestLogSetWaitsForALogFile(t *testing.T) {
 	ls.finishAll()
 	if out.String() != "late\n" {
 		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// writeRecorder records each write to either of its streams, in order.
+type writeRecorder struct {
+	mu     sync.Mutex
+	writes []recordedWrite
+}
+
+type recordedWrite struct {
+	stream string
+	text   string
+}
+
+func (r *writeRecorder) stream(name string) io.Writer { return recorderStream{r, name} }
+
+func (r *writeRecorder) all() []recordedWrite {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recordedWrite(nil), r.writes...)
+}
+
+type recorderStream struct {
+	r    *writeRecorder
+	name string
+}
+
+func (s recorderStream) Write(p []byte) (int, error) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.r.writes = append(s.r.writes, recordedWrite{s.name, string(p)})
+	return len(p), nil
+}
+
+// A run's sink writes many lines at once, whole: the lines of two
+// containers, each with its prefix, in the order they came, none split.
+func TestLogSinkWritesWholeLinesInFewWrites(t *testing.T) {
+	var rec writeRecorder
+	s := newLogSink(rec.stream("stdout"), rec.stream("stderr"))
+	var want strings.Builder
+	const n = 20000
+	for i := range n {
+		prefix := "[pod/p/a] "
+		if i%3 == 0 {
+			prefix = "[pod/p/b] "
+		}
+		line := fmt.Sprintf("line %d\n", i)
+		s.write(runtimeapi.Stdout, prefix, []byte(line))
+		want.WriteString(prefix + line)
+	}
+	s.flush()
+	writes := rec.all()
+	var got strings.Builder
+	for _, w := range writes {
+		if w.stream != "stdout" || !strings.HasSuffix(w.text, "\n") {
+			t.Fatalf("a write of %d bytes to %s does not end a line: %q", len(w.text), w.stream, w.text[max(0, len(w.text)-40):])
+		}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(w.text, "\n"), "\n") {
+			if !strings.HasPrefix(l, "[pod/p/") {
+				t.Fatalf("a write holds a line without its prefix: %q", l)
+			}
+		}
+		got.WriteString(w.text)
+	}
+	if got.String() != want.String() {
+		t.Errorf("the output differs from the lines written, in order")
+	}
+	if len(writes) > want.Len()/maxPending+1 {
+		t.Errorf("%d writes for %d lines (%d bytes): want at most one per %d bytes", len(writes), n, want.Len(), maxPending)
+	}
+}
+
+// Lines of the two streams go out in the order they came: what the sink
+// holds of one stream is written before a line of the other.
+func TestLogSinkKeepsTheOrderOfTheStreams(t *testing.T) {
+	var rec writeRecorder
+	s := newLogSink(rec.stream("stdout"), rec.stream("stderr"))
+	for _, l := range []struct{ stream, text string }{
+		{"stdout", "out 1\n"}, {"stdout", "out 2\n"}, {"stderr", "err 1\n"}, {"stdout", "out 3\n"}, {"stderr", "err 2\n"}, {"stderr", "err 3\n"},
+	} {
+		s.write(runtimeapi.LogStreamType(l.stream), "", []byte(l.text))
+	}
+	s.flush()
+	want := []recordedWrite{{"stdout", "out 1\nout 2\n"}, {"stderr", "err 1\n"}, {"stdout", "out 3\n"}, {"stderr", "err 2\nerr 3\n"}}
+	if got := rec.all(); !slices.Equal(got, want) {
+		t.Errorf("writes %q, want %q", got, want)
+	}
+}
+
+// A line the sink holds goes out within flushInterval though nothing more
+// comes and nobody flushes.
+func TestLogSinkFlushesAfterTheInterval(t *testing.T) {
+	var rec writeRecorder
+	s := newLogSink(rec.stream("stdout"), nil)
+	start := time.Now()
+	s.write(runtimeapi.Stdout, "", []byte("alone\n"))
+	if got := rec.all(); len(got) != 0 {
+		t.Fatalf("written at once: %q; want the line held", got)
+	}
+	waitFor(t, "the line", flushInterval+2*time.Second, func() bool { return len(rec.all()) == 1 })
+	if d := time.Since(start); d < flushInterval {
+		t.Errorf("written after %s, before flushInterval (%s)", d, flushInterval)
+	}
+	if got := rec.all(); got[0].text != "alone\n" {
+		t.Errorf("wrote %q", got)
+	}
+	// And again: the timer serves every line held after a write.
+	s.write(runtimeapi.Stdout, "", []byte("again\n"))
+	waitFor(t, "the second line", flushInterval+2*time.Second, func() bool { return len(rec.all()) == 2 })
+}
+
+// A line longer than the sink gathers goes out whole, in one write of
+// its own, after what the sink held before it.
+func TestLogSinkWritesALongLineWhole(t *testing.T) {
+	var rec writeRecorder
+	s := newLogSink(rec.stream("stdout"), nil)
+	long := strings.Repeat("x", 3*maxPending) + "\n"
+	s.write(runtimeapi.Stdout, "", []byte("short\n"))
+	s.write(runtimeapi.Stdout, "[p] ", []byte(long))
+	s.write(runtimeapi.Stdout, "", []byte("after\n"))
+	s.flush()
+	want := []recordedWrite{{"stdout", "short\n"}, {"stdout", "[p] " + long}, {"stdout", "after\n"}}
+	if got := rec.all(); !slices.Equal(got, want) {
+		t.Errorf("%d writes of %v bytes, want the long line alone and whole", len(got), writeSizes(got))
+	}
+}
+
+func writeSizes(ws []recordedWrite) []int {
+	var n []int
+	for _, w := range ws {
+		n = append(n, len(w.text))
+	}
+	return n
+}
+
+// `podrun logs`' sink is not buffered: each line is written at once, with
+// its prefix, in one write.
+func TestLogSinkUnbufferedWritesEachLine(t *testing.T) {
+	var rec writeRecorder
+	s := &logSink{stdout: rec.stream("stdout")}
+	s.write(runtimeapi.Stdout, "[p] ", []byte("one\n"))
+	if got := rec.all(); !slices.Equal(got, []recordedWrite{{"stdout", "[p] one\n"}}) {
+		t.Errorf("writes %q", got)
+	}
+}
+
+// A tailer on a run's sink keeps up with a container that prints many
+// short lines: they go out in few writes, whole and in order.
+func TestTailerWritesAFastLogInFewWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	const n = 50000
+	var log, want strings.Builder
+	for i := range n {
+		fmt.Fprintf(&log, "%s stdout F y%d\n", ts, i)
+		fmt.Fprintf(&want, "y%d\n", i)
+	}
+	appendFile(t, path, "")
+	var rec writeRecorder
+	tl := startTailer(path, "", newLogSink(rec.stream("stdout"), rec.stream("stderr")))
+	appendFile(t, path, log.String())
+	tl.finish()
+	var got strings.Builder
+	writes := rec.all()
+	for _, w := range writes {
+		got.WriteString(w.text)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("stdout differs from the %d lines written", n)
+	}
+	if len(writes) > want.Len()/maxPending+10 {
+		t.Errorf("%d writes for %d lines", len(writes), n)
+	}
+}
+
+// criTime takes a record's time as ReadLogs' time.Parse does, the
+// runtimes' own form without it.
+func TestCRITime(t *testing.T) {
+	for _, ts := range []string{
+		"2026-01-02T03:04:05.123456789Z", "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.1+05:30",
+		"2026-01-02T03:04:05.123-23:59", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2000-02-29T23:59:59Z",
+		"1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-12-31T23:59:60Z", "2026-13-01T00:00:00Z",
+		"0000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "0001-01-01T00:30:00+01:00", "0002-01-01T00:00:00.5Z",
+		"2026-01-02T03:04:05.Z", "2026-01-02T03:04:05,5Z", "2026-01-02T3:04:05Z", "2026-01-02t03:04:05Z",
+		"2026-01-02T03:04:05z", "2026-01-02T03:04:05+0530", "2026-01-02T03:04:05+24:00", "2026-01-02T03:04:05.5.5Z",
+		"2026-01-02T03:04:05.0000000000001Z", "2026-01-02 03:04:05Z", "+026-01-02T03:04:05Z", "", "t",
+	} {
+		checkCRITime(t, []byte(ts))
 	}
 }
