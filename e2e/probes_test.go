@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,6 +90,44 @@ func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
 	expectCode(t, r, 0)
 	if !strings.Contains(r.stdout, "from-poststart") {
 		t.Errorf("the main process did not see the hook's file\n%s", r)
+	}
+}
+
+// The container's output shows while its postStart hook runs (5 s), not
+// once the hook has ended: podrun follows the log from the container's
+// start, as the runtime writes it meanwhile.
+func TestE2EHookPostStartOutputShowsDuringTheHook(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.startPodrun([]string{"-f", testdata("probes/poststart-slow.yaml")}, "")
+	p.waitStderr("Started", 60*time.Second)
+	started := time.Now()
+	p.waitStdout("marker-at-start\n", 10*time.Second)
+	if d := time.Since(started); d > 2*time.Second {
+		t.Errorf("the marker showed %s after the container started; the hook takes 5 s", d.Round(time.Millisecond))
+	}
+	r := p.result(60 * time.Second)
+	expectCode(t, r, 0)
+	if strings.Count(r.stdout, "marker-at-start") != 1 {
+		t.Errorf("the marker is not printed once\n%s", r)
+	}
+}
+
+// SIGINT while the postStart hook runs: what the container printed before
+// it still reaches stdout before podrun exits.
+func TestE2EHookPostStartInterruptedKeepsOutput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := manifest(t, "pod.yaml", strings.Replace(readTestdata(t, "probes/poststart-slow.yaml"),
+		"name: e2e-hook-poststart-slow", "name: e2e-hook-poststart-sigint", 1))
+	p := e.startPodrun([]string{"-f", m}, "")
+	p.waitStderr("Started", 60*time.Second)
+	time.Sleep(2 * time.Second) // the hook runs
+	p.signal(syscall.SIGINT)
+	r := p.result(60 * time.Second)
+	expectCode(t, r, 130)
+	if !strings.Contains(r.stdout, "marker-at-start\n") {
+		t.Errorf("the marker the container printed before the interrupt is missing\n%s", r)
 	}
 }
 

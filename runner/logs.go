@@ -319,6 +319,7 @@ type logSet struct {
 	multi   bool
 	mu      sync.Mutex
 	tailers map[string]*tailer // container ID → tailer
+	names   map[string]string  // container ID → container name, of the tailers
 	// waiting are the instances that have started but whose log file the
 	// runtime has not made yet, by container ID: followed from the next
 	// update that finds the file, or read at the end.
@@ -327,7 +328,7 @@ type logSet struct {
 
 func newLogSet(sink *logSink, podName string, multi bool) *logSet {
 	return &logSet{sink: sink, podName: podName, multi: multi,
-		tailers: map[string]*tailer{}, waiting: map[string]*containerStatus{}}
+		tailers: map[string]*tailer{}, names: map[string]string{}, waiting: map[string]*containerStatus{}}
 }
 
 func (l *logSet) prefix(container string) string {
@@ -366,6 +367,36 @@ func (l *logSet) update(st *runtimeStatus) {
 	}
 }
 
+// started follows a container instance the run has just started, before
+// its postStart hook runs: the hook runs synchronously, for as long as it
+// takes, and the container writes its log meanwhile (issue 19: a line
+// printed at once showed only once a 5 s hook had ended, and never when
+// the run was interrupted during the hook). The instances of the same
+// container it replaces are read to their end first, so that their
+// output comes before its.
+func (l *logSet) started(id, name, path string) {
+	if l.sink.discards() || path == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.tailers[id]; ok {
+		return
+	}
+	for oid, t := range l.tailers {
+		if l.names[oid] == name {
+			t.finish()
+		}
+	}
+	for oid, c := range l.waiting {
+		if c.Name == name {
+			_ = copyLog(context.Background(), c.LogPath, l.sink, l.prefix(c.Name))
+			delete(l.waiting, oid)
+		}
+	}
+	l.follow(&containerStatus{ID: id, Name: name, LogPath: path})
+}
+
 // follow starts the tailer of instance c unless it has one, and returns
 // it; nil while its log file is not there (c waits for it).
 func (l *logSet) follow(c *containerStatus) *tailer {
@@ -379,6 +410,7 @@ func (l *logSet) follow(c *containerStatus) *tailer {
 	delete(l.waiting, c.ID)
 	t := startTailer(c.LogPath, l.prefix(c.Name), l.sink)
 	l.tailers[c.ID] = t
+	l.names[c.ID] = c.Name
 	return t
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -526,6 +527,10 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	}
 	delete(p.reasons, c.Name)
 	p.event("Started", "Started container %s", c.Name)
+	// Its output shows from now on, while the hook below runs (logs.go).
+	if cfg.GetLogPath() != "" && sandboxCfg.GetLogDirectory() != "" {
+		p.logs.started(id, c.Name, filepath.Join(sandboxCfg.GetLogDirectory(), cfg.GetLogPath()))
+	}
 	// The postStart hook runs synchronously; if it fails the container is
 	// killed, to be restarted by its restart policy (hooks.go).
 	p.postStart(hookCtx, id, c)
