@@ -288,3 +288,28 @@ func TestE2ECgroupReclaimedWithoutSandbox(t *testing.T) {
 		t.Errorf("the dead podrun's data dir %s is left", dir)
 	}
 }
+
+// TestE2ECgroupOOMKilled: a container that allocates past its memory limit
+// is killed by the kernel inside its pod's cgroup and ends as on a
+// kubelet: terminated, reason OOMKilled, exit code 137; the pod Failed
+// (restartPolicy Never); podrun exits with the container's 137; the pod
+// cgroup is gone after the run.
+func TestE2ECgroupOOMKilled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	uid := "e2e-oom-" + randomSuffix(t)
+	r := e.runPodrun([]string{"-o", "json", "-f", fromTemplate(t, "cgroups/oom.yaml", "UID", uid)}, "")
+	expectCode(t, r, 137)
+	if strings.Contains(r.stdout, "survived 67108864") { // the command's own text is in the JSON
+		t.Errorf("the container outlived its memory limit:\n%s", r)
+	}
+	pod := parsePod(t, r.stdout)
+	if pod.Status.Phase != v1.PodFailed {
+		t.Errorf("phase %s, want Failed", pod.Status.Phase)
+	}
+	term := containerStatus(t, pod, "hog").State.Terminated
+	if term == nil || term.Reason != "OOMKilled" || term.ExitCode != 137 {
+		t.Errorf("container state %+v, want terminated OOMKilled with exit code 137", containerStatus(t, pod, "hog").State)
+	}
+	expectCgroupGone(t, shape.podCgroup("/podrun", v1.PodQOSGuaranteed, uid))
+}

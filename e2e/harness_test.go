@@ -63,6 +63,19 @@ const binaryEnv = "PODRUN_E2E_BINARY"
 // defaultRunTimeout bounds every podrun invocation unless a test says otherwise.
 const defaultRunTimeout = 90 * time.Second
 
+// timeoutScaleEnv names a factor for the harness's waits (a podrun's end,
+// a line of its output): 1 by default; the guest of hack/guest.sh, a
+// machine emulated about twenty times slower, sets more. It scales only
+// how long the harness waits for what must happen, never a duration a
+// test checks or a timeout podrun is given.
+const timeoutScaleEnv = "PODRUN_E2E_TIMEOUT_SCALE"
+
+// timeoutScale is $PODRUN_E2E_TIMEOUT_SCALE, read by TestMain.
+var timeoutScale = 1.0
+
+// scaled is a harness wait scaled by timeoutScale.
+func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * timeoutScale) }
+
 func TestMain(m *testing.M) {
 	os.Exit(e2eMain(m))
 }
@@ -71,6 +84,13 @@ func e2eMain(m *testing.M) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: "+format+"\n", args...)
 		return 1
+	}
+	if v := os.Getenv(timeoutScaleEnv); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 1 {
+			return fail("$%s %q: want a factor of at least 1", timeoutScaleEnv, v)
+		}
+		timeoutScale = f
 	}
 	rtEndpoint = os.Getenv("CONTAINER_RUNTIME_ENDPOINT")
 	if rtEndpoint == "" {
@@ -633,6 +653,7 @@ func (e *env) startPodrun(args []string, stdin string, envChanges ...string) *pr
 // timeout, and returns its exit code (-1 when killed by a signal).
 func (p *proc) wait(timeout time.Duration) int {
 	p.t.Helper()
+	timeout = scaled(timeout)
 	select {
 	case <-p.done:
 	case <-time.After(timeout):
@@ -659,6 +680,7 @@ func (p *proc) waitStdout(s string, timeout time.Duration) {
 
 func (p *proc) waitOutput(stream string, out *syncBuffer, s string, timeout time.Duration) {
 	p.t.Helper()
+	timeout = scaled(timeout)
 	deadline := time.Now().Add(timeout)
 	for !strings.Contains(out.String(), s) {
 		select {
