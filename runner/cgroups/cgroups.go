@@ -509,7 +509,11 @@ func (h *Host) EnsurePodCgroup(pod *v1.Pod) (string, error) {
 	name := h.PodCgroupName(pod)
 	h.parents.Lock()
 	defer h.parents.Unlock()
-	var err error
+	unlock, err := h.sys.lockSlices(h.driver)
+	if err != nil {
+		return name, err
+	}
+	defer unlock()
 	for range attempts {
 		if err = h.ensurePodCgroupOnce(pod, qos, name); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return name, err
@@ -569,7 +573,7 @@ func (h *Host) ensurePodCgroupOnce(pod *v1.Pod, qos v1.PodQOSClass, name string)
 		h.ready[p.name] = true
 	}
 	if qos == v1.PodQOSBurstable && h.owns(qosName) {
-		return h.sys.updateBurstable(qosName, h.driver, h.v2)
+		return h.sys.updateBurstable(qosName, h.driver, h.v2, h.driver == DriverSystemd)
 	}
 	return nil
 }
@@ -619,6 +623,11 @@ func (s System) removePodCgroup(name, driver string, owns func(string) bool) err
 	if err := m.Destroy(); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing cgroup %s: %w", name, err)
 	}
+	unlock, err := s.lockSlices(driver)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// Every ancestor but the hierarchy's root is the QoS cgroup or a level
 	// of --cgroup-root.
 	qos := path.Dir(name)
@@ -630,7 +639,7 @@ func (s System) removePodCgroup(name, driver string, owns func(string) bool) err
 		if !removed {
 			if parent == qos && isBurstable(qos) {
 				// Other pods are left in it: its shares are theirs now.
-				return s.updateBurstable(qos, driver, s.Unified())
+				return s.updateBurstable(qos, driver, s.Unified(), driver == DriverSystemd)
 			}
 			return nil
 		}
@@ -652,9 +661,10 @@ func isBurstable(name string) bool {
 // shares right for the others. Each pod's request is read back from its
 // own cgroup's shares (exact on v1; on v2 the weight keeps about one in 26
 // of them). The node's podruns take turns (Lock), so the last to change
-// the pods in it also sets it last.
-func (s System) updateBurstable(name, driver string, v2 bool) error {
-	if s.Lock != nil {
+// the pods in it also sets it last; locked says the caller holds the lock
+// already (lockSlices).
+func (s System) updateBurstable(name, driver string, v2, locked bool) error {
+	if s.Lock != nil && !locked {
 		unlock, err := s.Lock()
 		if err != nil {
 			return err
@@ -701,12 +711,30 @@ func (s System) updateBurstable(name, driver string, v2 bool) error {
 	return nil
 }
 
+// lockSlices takes the node's cgroup lock (Lock) with the systemd driver
+// and returns its release; with cgroupfs it takes nothing. With cgroupfs
+// the kernel itself refuses to remove a parent that another podrun has
+// just made a pod cgroup in (rmdir of a cgroup with children fails), so
+// creation and removal need no lock between podruns. systemd has no such
+// check: stopping a slice stops every unit in it, so a parent slice found
+// empty and stopped by one podrun while another makes its pod's slice
+// below it took the new pod's slice and its sandbox's scope along (the
+// systemd guest: a StopPodSandbox that never returned, and concurrent
+// runs that hung). With systemd a podrun holds the lock while it makes
+// a pod's slices and while it looks at a parent and stops it.
+func (s System) lockSlices(driver string) (func(), error) {
+	if driver != DriverSystemd || s.Lock == nil {
+		return func() {}, nil
+	}
+	return s.Lock()
+}
+
 // removeIfEmpty removes a parent cgroup that has no child cgroups and no
 // processes. With cgroupfs that is an rmdir of the cgroup in every
 // hierarchy, which the kernel refuses while the cgroup is in use — never the
 // library's recursive removal, which would take along a pod cgroup another
 // podrun has just made. With systemd the slice is stopped once no child
-// cgroup is left in it.
+// cgroup is left in it, under the node's cgroup lock (lockSlices).
 func (s System) removeIfEmpty(name, driver string) (bool, error) {
 	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
 	if err != nil {

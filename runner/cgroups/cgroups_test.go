@@ -687,3 +687,78 @@ func TestCheckDriver(t *testing.T) {
 		}
 	}
 }
+
+// TestCgroupSystemdSlicesUnderTheNodeLock: with systemd, stopping a slice
+// stops every unit in it, so a parent slice that one podrun finds empty
+// and stops while another makes its pod's slice below it takes that pod
+// along. Every slice a podrun makes, and every parent it looks at and
+// stops, is done under the node's cgroup lock; with cgroupfs the kernel
+// refuses to remove a parent with children and nothing is locked for it.
+func TestCgroupSystemdSlicesUnderTheNodeLock(t *testing.T) {
+	for _, useSystemd := range []bool{false, true} {
+		driver := map[bool]string{false: DriverCgroupfs, true: DriverSystemd}[useSystemd]
+		t.Run(driver, func(t *testing.T) {
+			sys, _ := fakeSystem(t, true, useSystemd)
+			held, locks := false, 0
+			sys.Lock = func() (func(), error) {
+				if held {
+					t.Fatal("the node's cgroup lock taken twice by one podrun: it would wait for itself")
+				}
+				held, locks = true, locks+1
+				return func() { held = false }, nil
+			}
+			var unlocked []string // slices made or stopped without the lock
+			newManager := sys.NewManager
+			sys.NewManager = func(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+				m, err := newManager(cg)
+				return lockChecked{Manager: m, name: cg.Name + cg.Path, held: &held, unlocked: &unlocked}, err
+			}
+			h, err := NewHost(DefaultRoot, driver, sys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.v2 = true
+			name, err := h.EnsurePodCgroup(cgPod("100m/-/-/-"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.RemovePodCgroup(name); err != nil {
+				t.Fatal(err)
+			}
+			if useSystemd && len(unlocked) > 0 {
+				t.Errorf("systemd slices made or stopped without the node's lock: %v", unlocked)
+			}
+			if !useSystemd && locks > 2 {
+				// updateBurstable's own turns only.
+				t.Errorf("%d locks with cgroupfs, want at most the burstable updates' 2", locks)
+			}
+			if held {
+				t.Error("the lock is still held after the removal")
+			}
+		})
+	}
+}
+
+// lockChecked records the cgroups made (Apply) or removed (Destroy)
+// while the node's lock is not held, except a pod's own cgroup removed
+// after its pod (nothing else makes anything below it).
+type lockChecked struct {
+	cgroups.Manager
+	name     string
+	held     *bool
+	unlocked *[]string
+}
+
+func (m lockChecked) Apply(pid int) error {
+	if !*m.held {
+		*m.unlocked = append(*m.unlocked, "made "+m.name)
+	}
+	return m.Manager.Apply(pid)
+}
+
+func (m lockChecked) Destroy() error {
+	if !*m.held && !strings.Contains(m.name, "-pod") {
+		*m.unlocked = append(*m.unlocked, "stopped "+m.name)
+	}
+	return m.Manager.Destroy()
+}
