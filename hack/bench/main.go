@@ -24,10 +24,28 @@
 // The table gives medians with min-max, podrun's ratio over bare with its
 // goal (1.05 on containerd 2.x, 1.10 on 1.x), podman's ratio, podrun's CPU
 // per pod (goal 20ms) and peak RSS (goal 40 MiB at 50 pods), under a header
-// with the machine and the runtime versions. The verdict is printed, not
-// enforced: the command exits non-zero only when a side failed to run.
+// with the machine and the runtime versions.
+//
+// The log throughput table (issue 19) measures one pod whose container
+// prints -log-bytes bytes of 2-byte lines (yes | head -c N), on each
+// testbed:
+//
+//   - bare:   hack/cribare -sh 'yes | head -c N': the runtime writes the
+//     log and nobody reads it;
+//   - podrun: podrun -q of the same pod, its output streamed to a file
+//     (checked to hold the N bytes).
+//
+// -log-rounds rounds, no warm-up, the two sides alternating. It gives
+// median wall times with min-max, podrun's ratio over bare (goal 1.20),
+// podrun's CPU, and the runtime's own CPU (containerd's, from its pid file
+// in the testbed dir) during each side: what following the log costs the
+// runtime. -tables picks the tables (pods, logs, or both).
+//
+// The verdicts are printed, not enforced: the command exits non-zero only
+// when a side failed to run.
 //
 //	go run ./hack/bench -podrun ./bin/podrun -testbed /var/lib/podrun-testbed   (or: make bench)
+//	go run ./hack/bench -podrun ./bin/podrun -testbed /var/lib/podrun-testbed -tables logs -log-rounds 5
 package main
 
 import (
@@ -56,6 +74,7 @@ const (
 	cpuGoal     = 20 * time.Millisecond
 	rssGoalMiB  = 40
 	rssGoalPods = 50
+	logGoal     = 1.20
 )
 
 var (
@@ -65,6 +84,9 @@ var (
 	roundsFlag  = flag.String("rounds", "11,7,5,3", "measured rounds per size: one number for every size, or one per size")
 	warmup      = flag.Int("warmup", 1, "rounds run first and not counted, per size")
 	podmanMode  = flag.String("podman", "auto", "auto: measure podman if it and the first testbed's $DIR/podman/env are there, else show it absent; off: never")
+	tablesFlag  = flag.String("tables", "pods,logs", "tables to measure, comma-separated: pods (N /bin/true pods), logs (log throughput)")
+	logBytes    = flag.Int("log-bytes", 20000000, "log throughput: the bytes the container prints, in 2-byte lines")
+	logRounds   = flag.Int("log-rounds", 3, "log throughput: measured rounds per testbed (no warm-up)")
 	testbeds    multiFlag
 )
 
@@ -115,9 +137,16 @@ func main() {
 	if err != nil || len(rounds) != len(sizes) {
 		fail(fmt.Sprintf("-rounds %q: want one count, or one per size (%d)", *roundsFlag, len(sizes)))
 	}
+	tables := map[string]bool{}
+	for _, t := range strings.Split(*tablesFlag, ",") {
+		if t = strings.TrimSpace(t); t != "pods" && t != "logs" {
+			fail(fmt.Sprintf("-tables %q: want pods, logs or both", *tablesFlag))
+		}
+		tables[t] = true
+	}
 	if *podrunPath == "" || *warmup < 0 || slices.Min(sizes) < 1 || slices.Min(rounds) < 1 ||
-		(*podmanMode != "auto" && *podmanMode != "off") {
-		fail("usage: bench -podrun PATH [-testbed DIR]... [-sizes 1,10,20,50] [-rounds 11,7,5,3] [-warmup N] [-podman auto|off] [-cribare PATH]")
+		(*podmanMode != "auto" && *podmanMode != "off") || *logBytes < 1 || *logRounds < 1 {
+		fail("usage: bench -podrun PATH [-testbed DIR]... [-tables pods,logs] [-sizes 1,10,20,50] [-rounds 11,7,5,3] [-warmup N] [-podman auto|off] [-log-bytes N] [-log-rounds N] [-cribare PATH]")
 	}
 	if tmp, err = os.MkdirTemp("", "podrun-bench-"); err != nil {
 		fail(err.Error())
@@ -134,9 +163,29 @@ func main() {
 	}
 
 	targets := findTargets()
-	pm := findPodman(targets[0].dir)
-	header(targets, pm)
+	var pm *podman
+	if tables["pods"] {
+		pm = findPodman(targets[0].dir)
+	}
+	header(targets, pm, tables["pods"])
+	var verdicts []string
+	if tables["pods"] {
+		verdicts = append(verdicts, podsTable(targets, pm, sizes, rounds)...)
+	}
+	if tables["logs"] {
+		verdicts = append(verdicts, logsTable(targets)...)
+	}
+	fmt.Printf("loadavg after: %s; 1-minute load during the run: %s\n", loadavg(), loadSeen)
+	for _, v := range verdicts {
+		fmt.Println(v)
+	}
+}
 
+// podsTable measures N /bin/true pods per size on every side, prints its
+// table and returns its verdicts.
+func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
+	fmt.Printf("pods run /bin/true (busybox); rounds %s after %d warm-up per size, sides alternating; loadavg before: %s\n",
+		*roundsFlag, *warmup, loadavg())
 	type row struct {
 		t          *target
 		pods       int
@@ -233,10 +282,7 @@ func main() {
 		verdicts = append(verdicts, fmt.Sprintf("%s, %s: %s", rw.t.name, podsString(rw.pods), v))
 	}
 	tw.Flush()
-	fmt.Printf("loadavg after: %s; 1-minute load during the run: %s\n", loadavg(), loadSeen)
-	for _, v := range verdicts {
-		fmt.Println(v)
-	}
+	return verdicts
 }
 
 // findTargets reads each -testbed's testbed.env; without -testbed, the
@@ -323,21 +369,22 @@ func findPodman(dir string) *podman {
 	return pm
 }
 
-func header(ts []target, pm *podman) {
+// header names the machine, the runtimes, podman (when the pods table
+// measures it) and podrun.
+func header(ts []target, pm *podman, withPodman bool) {
 	fmt.Printf("machine: %s, %d cores, kernel %s\n", cpuModel(), runtime.NumCPU(), strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")))
 	for _, t := range ts {
 		fmt.Printf("runtime: %s, %s (%s)\n", t.name, orDefault(t.runc, "runc unknown"), t.endpoint)
 	}
-	if pm != nil {
+	switch {
+	case pm != nil:
 		fmt.Printf("podman:  %s\n", pm.version)
-	} else {
+	case withPodman:
 		fmt.Println("podman:  absent")
 	}
 	out, _ := exec.Command(*podrunPath, "version").Output()
 	rev, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
 	fmt.Printf("podrun:  %s, commit %s\n", strings.TrimSpace(string(out)), orDefault(strings.TrimSpace(string(rev)), "unknown"))
-	fmt.Printf("pods run /bin/true (busybox); rounds %s after %d warm-up per size, sides alternating; loadavg before: %s\n",
-		*roundsFlag, *warmup, loadavg())
 }
 
 // manifestOf is n one-container /bin/true pods as one multi-document manifest.
