@@ -171,6 +171,12 @@ func TestCRIORunMakesContainerLogDirs(t *testing.T) {
 				}
 			}
 			if outside {
+				// The pod's own log dir is podrun's, 0755 as the kubelet
+				// makes it, not CRI-O's 0700.
+				podDir := filepath.Join(e.opts.PodLogsDir, "default_logdirs_logdirs-uid")
+				if fi, err := os.Stat(podDir); err != nil || fi.Mode().Perm() != 0o755 {
+					t.Errorf("%s: %v, %v; want a dir 0755", podDir, fi, err)
+				}
 				for _, c := range []string{"init", "side", "main"} {
 					dir := filepath.Join(e.opts.PodLogsDir, "default_logdirs_logdirs-uid", c)
 					if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {

@@ -403,6 +403,13 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	for _, w := range warnings {
 		p.event("Warning", "%s", w)
 	}
+	// The pod's log dir, 0755, as the kubelet's createPodSandbox makes it
+	// before RunPodSandbox: containerd would make it 0755 too, CRI-O 0700.
+	if dir := cfg.GetLogDirectory(); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("creating the pod sandbox: creating its log directory: %w", err)
+		}
+	}
 	// A signal must not cut a call that creates something: the runtime
 	// would go on creating it after podrun stopped looking, and teardown
 	// would miss it. The call is bounded by the client's per-call timeout.
