@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/sources"
 )
@@ -36,11 +38,11 @@ func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "validate",
-		Usage: "check pods as a run would (decode, default, validate, admit) without the runtime, and show what a run would send it",
+		Usage: "check pods as a run would (decode, default, validate, admit) without running them, and show what a run would send the runtime",
 		UsageText: "podrun validate [flags] -f SOURCE...   (same as: podrun run --dry-run -f SOURCE...)\n\n" +
 			"# check a manifest as a run would, without root or a runtime: exit 0, or 125 with the run's errors\n" +
 			"podrun validate -f pod.yaml\n" +
-			"# the CRI configs a run would send, secrets masked\n" +
+			"# the CRI configs a run would send, secrets masked (a runtime that answers is asked for its cgroup driver alone)\n" +
 			"podrun validate -o yaml -f pod.yaml",
 		Flags:        flags,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
@@ -53,12 +55,38 @@ func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 }
 
 // dryRun is the rest of a dry run once the manifests are read: the node's
-// facts from this machine, the run's refusals and configs (runner.DryRun),
-// then the summary or the configs on stdout and the notes on stderr.
-func dryRun(cfg runConfig, set *sources.Set, stdout, stderr io.Writer) error {
-	facts, err := runner.DryRunFacts(cfg.Facts)
+// facts from this machine and the cgroup driver from the runtime a run
+// would dial, when one answers (runner.DryRunFacts), the run's refusals and
+// configs (runner.DryRun), then the summary or the configs on stdout and
+// the notes on stderr. A signal while it waits for the runtime ends it
+// with the signal's exit status (sigCode), as it ends a run.
+func dryRun(ctx context.Context, cfg runConfig, set *sources.Set, stdout, stderr io.Writer, sigCode func() int) error {
+	var rt *cri.Client
+	defer func() {
+		if rt != nil {
+			rt.Close()
+		}
+	}()
+	var ask runner.DryRunDial
+	asked := false
+	// Without pod cgroups (--cgroup-root "") the driver names nothing.
+	if cfg.Options.CgroupRoot != "" {
+		ask = func(ctx context.Context) (runner.DriverRuntime, error) {
+			asked = true
+			c, err := dial(ctx, cfg.Endpoint)
+			if err != nil {
+				return nil, err
+			}
+			rt = c
+			return c, nil
+		}
+	}
+	facts, err := runner.DryRunFacts(ctx, cfg.Facts, ask)
 	if err != nil {
 		return podrunError(err)
+	}
+	if asked && ctx.Err() != nil {
+		return interrupted(fmt.Errorf("asking the runtime for its cgroup driver: %w", ctx.Err()), sigCode)
 	}
 	res, err := runner.DryRun(facts, setPods(set), cfg.runOptions(set, nil, stdout, stderr))
 	if err != nil {

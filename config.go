@@ -97,7 +97,7 @@ type runConfig struct {
 	NodeName      string
 	Output        string // text, json or yaml
 	Quiet         bool
-	DryRun        bool   // --dry-run, podrun validate: stop before the runtime (cmd_validate.go)
+	DryRun        bool   // --dry-run, podrun validate: stop before the runtime, asking it the cgroup driver at most (cmd_validate.go)
 	JUnit         string // --junit: the JUnit report's path (junit.go); "" for none
 	// StaticPodNames: the kubelet's static pod names and defaults
 	// (sources.Options.StaticPodNames).

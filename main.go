@@ -198,7 +198,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
 			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
 		&cli.BoolFlag{Name: "dry-run", Category: catOutput,
-			Usage: "decode, default, validate and admit the pods without the runtime and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+			Usage: "decode, default, validate and admit the pods without running them (the runtime, when one answers, is asked for its cgroup driver alone) and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
 		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
 			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
 		&cli.StringFlag{Name: "node-name", Value: host, DefaultText: "this machine's host name", Category: catNode, Usage: "node `NAME`: spec.nodeName default, part of the pod UID"},
@@ -398,8 +398,9 @@ func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error 
 }
 
 // runWith runs the pods the flags name; a dry run stops before the
-// runtime (dryRun). With --junit the report is written whatever the
-// outcome, once the run has ended (junit.go).
+// runtime, which it asks for the cgroup driver at most (dryRun). With
+// --junit the report is written whatever the outcome, once the run has
+// ended (junit.go).
 func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
@@ -435,7 +436,7 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 		return podrunError(fmt.Errorf("no pod in %s", strings.Join(names, ", ")))
 	}
 	if cfg.DryRun {
-		return dryRun(cfg, set, stdout, stderr)
+		return dryRun(ctx, cfg, set, stdout, stderr, sigCode)
 	}
 	limitMemory()
 	pods := setPods(set)

@@ -24,7 +24,8 @@ type CgroupDriverFrom string
 
 const (
 	// DriverFromUnknown: nothing decided it (a dry run without
-	// --cgroup-driver: the runtime is not asked).
+	// --cgroup-driver whose runtime was not asked, did not answer or did
+	// not say).
 	DriverFromUnknown CgroupDriverFrom = ""
 	// DriverFromFlag: --cgroup-driver.
 	DriverFromFlag CgroupDriverFrom = "flag"
@@ -47,7 +48,8 @@ type CgroupDriverSource struct {
 	// Said is, with DriverFromStatusInfo, what the status info said
 	// (`containerd's default runtime "runc": SystemdCgroup = true`); with
 	// DriverAssumed, why it gave no driver when it could not be read ("" when it
-	// said nothing of one).
+	// said nothing of one); with DriverFromUnknown, why a dry run could not
+	// ask the runtime ("" when it did not try).
 	Said string
 }
 
@@ -66,6 +68,9 @@ func (s CgroupDriverSource) String() string {
 			return "assumed: the runtime did not say; its status info was unreadable: " + s.Said
 		}
 		return "assumed: the runtime did not say"
+	}
+	if s.Said != "" {
+		return "unknown: " + s.Said
 	}
 	return "unknown: the runtime was not asked"
 }

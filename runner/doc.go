@@ -45,7 +45,7 @@
 //	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
 //	junit.go       JUnitReport: the run's JUnit report (--junit; the format: package runner/junit)
-//	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate)
+//	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
 //	down.go        Down and stopTurns: `podrun down`
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)

@@ -1,14 +1,17 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/podresources"
@@ -21,8 +24,11 @@ import (
 // admitted against this machine, refused as a run refuses them, and each
 // gets the CRI configs a run would send, built by the run's own functions
 // (podSandboxConfig, containerInput and containerConfig, the volumes'
-// mounts), without creating anything. What only the runtime knows is
-// assumed and said in a note (dryRunNotes); docs/validate.md lists it.
+// mounts), without creating anything. Of the runtime it asks only the
+// cgroup driver, and only when one answers (DryRunFacts): the pod cgroups
+// in the configs are named for the driver a run would use. What else only
+// the runtime knows is assumed and said in a note (dryRunNotes);
+// docs/validate.md lists it.
 
 // MaskedValue replaces every value a dry run takes from a Secret, and
 // every subpath a run or a dry run takes from one in its messages.
@@ -91,26 +97,80 @@ type DryRunContainer struct {
 type DryRunResult struct {
 	Pods []DryRunPod
 	// Notes say what the dry run could not check without the runtime and
-	// what it assumed instead, and the warnings a run would print.
+	// what it assumed instead, the cgroup driver of the configs and where
+	// it came from, and the warnings a run would print.
 	Notes []string
 }
 
+// DryRunRuntimeTimeout bounds all a dry run spends on the runtime: the
+// dial (Version, on each endpoint a run would try) and the two calls that
+// give the cgroup driver. A runtime answers them in milliseconds; a dry run
+// is meant to work anywhere, so one that does not answer within it is
+// noted, not waited for (a missing socket fails at once).
+const DryRunRuntimeTimeout = 2 * time.Second
+
+// DriverRuntime is what a dry run asks a runtime: the two read-only calls
+// a run makes for the cgroup driver (one verbose Status, RuntimeConfig),
+// and the endpoint it answered at. *cri.Client satisfies it.
+type DriverRuntime interface {
+	ReadyStatus(ctx context.Context, needNetwork, verbose bool) (*runtimeapi.StatusResponse, error)
+	CgroupDriver(ctx context.Context) (string, error)
+	Endpoint() string
+}
+
+// DryRunDial connects to the runtime a run would use (its -r, else the
+// first of the default endpoints that answers); the error says why none
+// answered, naming the endpoints tried.
+type DryRunDial func(ctx context.Context) (DriverRuntime, error)
+
 // DryRunFacts are the facts GatherFacts would gather, from this machine
-// alone: the node (CPUs, memory, the root dir's filesystem or its nearest
+// (the node: CPUs, memory, the root dir's filesystem or its nearest
 // reachable parent, --system-reserved, --node-labels,
-// --allowed-unsafe-sysctls) and the host IP; the cgroup driver is
-// --cgroup-driver or unknown ("", DriverFromUnknown); the runtime is not
-// asked (NoRuntime).
-func DryRunFacts(c FactsConfig) (Facts, error) {
+// --allowed-unsafe-sysctls; the host IP) and, for the cgroup driver alone,
+// the runtime: --cgroup-driver; else, when dial reaches a runtime within
+// DryRunRuntimeTimeout, the driver a run would take from it
+// (dryRunCgroupDriver); else unknown ("", DriverFromUnknown, saying why).
+// Nothing else is asked of the runtime (NoRuntime); dial nil asks nothing.
+func DryRunFacts(ctx context.Context, c FactsConfig, dial DryRunDial) (Facts, error) {
 	node, err := admission.NodeFromHost(c.Node)
 	if err != nil {
 		return Facts{}, err
 	}
-	f := Facts{Node: node, HostIP: hostIP(), CgroupDriver: c.CgroupDriver, NoRuntime: true}
+	f := Facts{Node: node, HostIP: hostIP(), NoRuntime: true}
 	if c.CgroupDriver != "" {
-		f.CgroupDriverSource = CgroupDriverSource{From: DriverFromFlag}
+		f.CgroupDriver, f.CgroupDriverSource, err = decideCgroupDriver(cgroupDriverInput{Flag: c.CgroupDriver})
+		return f, err
+	}
+	if dial != nil {
+		f.CgroupDriver, f.CgroupDriverSource, f.DryRunEndpoint = dryRunCgroupDriver(ctx, dial)
 	}
 	return f, nil
+}
+
+// dryRunCgroupDriver is the cgroup driver a run would take from the
+// runtime dial reaches, asked as GatherFacts asks it (one verbose Status,
+// RuntimeConfig, decideCgroupDriver), within DryRunRuntimeTimeout, and the
+// endpoint that answered. The runtime's readiness is not judged: a
+// not-ready runtime's status info is read as a ready one's. When no
+// runtime answers, or it fails to say, the driver is unknown ("") and the
+// source says why.
+func dryRunCgroupDriver(ctx context.Context, dial DryRunDial) (string, CgroupDriverSource, string) {
+	ctx, cancel := context.WithTimeout(ctx, DryRunRuntimeTimeout)
+	defer cancel()
+	rt, err := dial(ctx)
+	if err != nil {
+		return "", CgroupDriverSource{Said: fmt.Sprintf("no runtime answered (%v)", err)}, ""
+	}
+	ep := rt.Endpoint()
+	status, err := rt.ReadyStatus(ctx, false, true)
+	if err != nil && !errors.As(err, new(*cri.NotReadyError)) {
+		return "", CgroupDriverSource{Said: fmt.Sprintf("the runtime at %s did not say (%v)", ep, err)}, ep
+	}
+	driver, source, err := cgroupDriver(ctx, rt, "", status.GetInfo())
+	if err != nil {
+		return "", CgroupDriverSource{Said: fmt.Sprintf("the runtime at %s did not say (%v)", ep, err)}, ep
+	}
+	return driver, source, ep
 }
 
 // DryRun admits and checks the pods as Run does (refusals, with the same
@@ -264,15 +324,20 @@ func envFileRef(pod *v1.Pod, e v1.EnvVar) *v1.FileKeySelector {
 }
 
 // dryRunNotes says what a dry run of the pods did not check, and what it
-// assumed, for the questions a run asks the runtime.
+// assumed, for the questions a run asks the runtime; and the cgroup driver
+// the pod cgroups are named for, when there are pod cgroups.
 func dryRunNotes(facts Facts, pods []*v1.Pod, opts Options) []string {
+	runtime := "runtime: not asked: its readiness and version, and whether a live podrun already runs one of the pods (a run refuses it), are not checked"
+	if facts.DryRunEndpoint != "" {
+		runtime = "runtime: asked only for its cgroup driver, at " + facts.DryRunEndpoint +
+			": its readiness, and whether a live podrun already runs one of the pods (a run refuses it), are not checked"
+	}
 	notes := []string{
-		"runtime: not asked: its readiness and version, and whether a live podrun already runs one of the pods (a run refuses it), are not checked",
+		runtime,
 		"images: not pulled or inspected: whether they exist, pull credentials and the image's user (runAsNonRoot, the default uid) are not checked; the configs name the image as written, where a run sends the runtime's image ID",
 	}
-	if opts.CgroupRoot != "" && facts.CgroupDriver == "" {
-		notes = append(notes, "cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is unknown, as it is not asked: "+
-			"a run takes --cgroup-driver, else asks the runtime (CRI RuntimeConfig, else the config in its status info), else uses cgroupfs")
+	if opts.CgroupRoot != "" {
+		notes = append(notes, cgroupDriverNote(facts))
 	}
 	offHost := false
 	for _, p := range pods {
@@ -299,4 +364,16 @@ func dryRunNotes(facts Facts, pods []*v1.Pod, opts Options) []string {
 		}
 	}
 	return notes
+}
+
+// cgroupDriverNote says which cgroup driver the pod cgroups in a dry run's
+// configs are named for and where it came from, as a run would take it;
+// or, when a dry run could not learn it, that cgroupfs is assumed, why,
+// and how a run finds it.
+func cgroupDriverNote(facts Facts) string {
+	if facts.CgroupDriver != "" {
+		return fmt.Sprintf("cgroup driver: %s (%s)", facts.CgroupDriver, facts.CgroupDriverSource)
+	}
+	return "cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is " + facts.CgroupDriverSource.String() +
+		"; a run takes --cgroup-driver, else asks the runtime (CRI RuntimeConfig, else the config in its status info), else uses cgroupfs"
 }

@@ -328,7 +328,8 @@ func TestDryRunAssumesWhatOnlyTheRuntimeKnows(t *testing.T) {
 	notes := strings.Join(res.Notes, "\n")
 	for _, want := range []string{
 		"images: not pulled or inspected",
-		"cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is unknown, as it is not asked: " +
+		"runtime: not asked: its readiness and version",
+		"cgroup driver: assumed cgroupfs for the pod cgroups in these configs; the runtime's driver is unknown: the runtime was not asked; " +
 			"a run takes --cgroup-driver, else asks the runtime (CRI RuntimeConfig, else the config in its status info), else uses cgroupfs",
 		"pod network: the CNI configuration and plugins are not checked",
 		"pod default/app: hostUsers: false: the runtime's user namespace support is not checked",
@@ -354,24 +355,50 @@ func TestDryRunAssumesWhatOnlyTheRuntimeKnows(t *testing.T) {
 		t.Errorf("DryRun changed the caller's pod")
 	}
 
-	// With --cgroup-driver the driver is known: no note.
-	f := e.dryFacts()
-	f.CgroupDriver = "systemd"
-	res, err = runner.DryRun(f, []*v1.Pod{appPod()}, e.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if notes := strings.Join(res.Notes, "\n"); strings.Contains(notes, "cgroup driver") {
-		t.Errorf("a note on the cgroup driver --cgroup-driver gave:\n%s", notes)
-	}
-	if got := res.Pods[0].Sandbox.Linux.CgroupParent; !strings.HasSuffix(got, ".slice") {
-		t.Errorf("systemd cgroup parent %q", got)
+	// With the driver known, from --cgroup-driver or from the runtime a
+	// dry run asked (DryRunFacts), the note says which and where from,
+	// and the pod cgroups are named for it.
+	statusInfo := runner.CgroupDriverSource{From: runner.DriverFromStatusInfo, Said: `containerd's default runtime "runc": SystemdCgroup = true`}
+	slice := "/podrun.slice/podrun-burstable.slice/podrun-burstable-pod" + strings.ReplaceAll(string(pod.UID), "-", "_") + ".slice"
+	for _, tc := range []struct {
+		source         runner.CgroupDriverSource
+		endpoint       string
+		driver, parent string
+		notes          []string
+	}{
+		{runner.CgroupDriverSource{From: runner.DriverFromFlag}, "", "systemd", slice,
+			[]string{"runtime: not asked: its readiness and version", "cgroup driver: systemd (from --cgroup-driver)"}},
+		{statusInfo, "unix:///run/containerd/containerd.sock", "systemd", slice,
+			[]string{"runtime: asked only for its cgroup driver, at unix:///run/containerd/containerd.sock: its readiness, and whether a live podrun already runs one of the pods (a run refuses it), are not checked",
+				`cgroup driver: systemd (from the runtime's status info: containerd's default runtime "runc": SystemdCgroup = true)`}},
+		{runner.CgroupDriverSource{From: runner.DriverFromRuntimeConfig}, "unix:///run/containerd/containerd.sock", "cgroupfs",
+			"/podrun/burstable/pod" + string(pod.UID),
+			[]string{"cgroup driver: cgroupfs (from the runtime's CRI RuntimeConfig)"}},
+	} {
+		f := e.dryFacts()
+		f.CgroupDriver, f.CgroupDriverSource, f.DryRunEndpoint = tc.driver, tc.source, tc.endpoint
+		res, err = runner.DryRun(f, []*v1.Pod{appPod()}, e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		for _, want := range tc.notes {
+			if !strings.Contains(notes, want) {
+				t.Errorf("%s: notes lack %q:\n%s", tc.source, want, notes)
+			}
+		}
+		if strings.Count(notes, "cgroup driver:") != 1 || strings.Contains(notes, "assumed cgroupfs") {
+			t.Errorf("%s: one note on the known driver wanted:\n%s", tc.source, notes)
+		}
+		if got := res.Pods[0].Sandbox.Linux.CgroupParent; got != tc.parent {
+			t.Errorf("%s: cgroup parent %q, want %q", tc.source, got, tc.parent)
+		}
 	}
 }
 
 func TestDryRunFactsWithoutTheRootDir(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "not", "yet")
-	f, err := runner.DryRunFacts(runner.FactsConfig{Node: admission.HostOptions{NodeName: "n1", RootDir: root}})
+	f, err := runner.DryRunFacts(context.Background(), runner.FactsConfig{Node: admission.HostOptions{NodeName: "n1", RootDir: root}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +406,7 @@ func TestDryRunFactsWithoutTheRootDir(t *testing.T) {
 		f.CgroupDriverSource.From != runner.DriverFromUnknown || f.CgroupDriverSource.String() != "unknown: the runtime was not asked" {
 		t.Errorf("facts %+v", f)
 	}
-	f, err = runner.DryRunFacts(runner.FactsConfig{Node: admission.HostOptions{NodeName: "n1", RootDir: root}, CgroupDriver: "systemd"})
+	f, err = runner.DryRunFacts(context.Background(), runner.FactsConfig{Node: admission.HostOptions{NodeName: "n1", RootDir: root}, CgroupDriver: "systemd"}, nil)
 	if err != nil || f.CgroupDriver != "systemd" || f.CgroupDriverSource.String() != "from --cgroup-driver" {
 		t.Errorf("with --cgroup-driver: facts %+v, %v", f, err)
 	}

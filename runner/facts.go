@@ -36,10 +36,15 @@ type Facts struct {
 	// RuntimeHandlers are the runtime's handlers and their features (CRI
 	// Status), which say whether user namespaces are supported (userns.go).
 	RuntimeHandlers []*runtimeapi.RuntimeHandler
-	// NoRuntime: no runtime was asked (DryRunFacts), so what only the
-	// runtime knows (its handlers, the cgroup driver when CgroupDriver is
-	// "") is unknown rather than missing.
+	// NoRuntime: a dry run's facts (DryRunFacts): the runtime was asked
+	// for its cgroup driver at most, so what else only the runtime knows
+	// (its handlers; the cgroup driver too when CgroupDriver is "") is
+	// unknown rather than missing.
 	NoRuntime bool
+	// DryRunEndpoint is, in a dry run's facts, the endpoint of the runtime
+	// that answered its dial and was asked for the cgroup driver; "" when
+	// none was asked or none answered.
+	DryRunEndpoint string
 }
 
 // FactsConfig is what the facts depend on besides the node and the runtime.
@@ -91,13 +96,20 @@ func GatherFacts(ctx context.Context, rt Runtime, pods []*v1.Pod, c FactsConfig)
 
 // cgroupDriver is decideCgroupDriver over --cgroup-driver (flag), the
 // runtime's answer to RuntimeConfig (asked only without the flag) and the
-// Info of its verbose Status.
-func cgroupDriver(ctx context.Context, rt Runtime, flag string, statusInfo map[string]string) (string, CgroupDriverSource, error) {
+// Info of its verbose Status: a run's (GatherFacts) and a dry run's
+// (dryRunCgroupDriver).
+func cgroupDriver(ctx context.Context, rt runtimeConfigAsker, flag string, statusInfo map[string]string) (string, CgroupDriverSource, error) {
 	in := cgroupDriverInput{Flag: flag, StatusInfo: statusInfo}
 	if flag == "" {
 		in.RuntimeConfig, in.RuntimeConfigErr = rt.CgroupDriver(ctx)
 	}
 	return decideCgroupDriver(in)
+}
+
+// runtimeConfigAsker asks CRI RuntimeConfig's cgroup driver: Runtime,
+// DriverRuntime.
+type runtimeConfigAsker interface {
+	CgroupDriver(ctx context.Context) (string, error)
 }
 
 // hostIP is the node's address for status.hostIP: the first IPv4 address

@@ -4,9 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -129,5 +133,121 @@ func TestCgroupDriverFlagAndRuntimeDefault(t *testing.T) {
 	f, err := GatherFacts(ctx, rt, []*v1.Pod{factsPod(true)}, factsConfig(t))
 	if err != nil || f.CgroupDriver != "systemd" {
 		t.Errorf("GatherFacts: driver %q, %v; want the runtime's systemd", f.CgroupDriver, err)
+	}
+}
+
+// A dry run asks the runtime a run would dial for the cgroup driver, with
+// the run's two calls and decideCgroupDriver, and for nothing else; without
+// a runtime, or with --cgroup-driver, it asks nothing, and the source says
+// why the driver is unknown.
+func TestDryRunFactsCgroupDriver(t *testing.T) {
+	ctd16systemd := statusInfoFile(t, "status-containerd-1.6-systemd.json")
+	ctd24 := statusInfoFile(t, "status-containerd-2.4.json")
+	ctd16Source := `from the runtime's status info: containerd's default runtime "runc": SystemdCgroup = true`
+	asked := []string{"Version", "Status", "RuntimeConfig"} // the dial's Version, then the run's two calls
+	for _, tc := range []struct {
+		name       string
+		setup      func(*fake.Server)
+		flag       string
+		noRuntime  bool // dial a socket nothing serves
+		want       string
+		wantSource string // with EP for the fake's endpoint
+		wantCalls  []string
+	}{
+		{name: "containerd 1.6 with SystemdCgroup = true: its status info",
+			setup: func(s *fake.Server) { s.SetStatusInfo(ctd16systemd) },
+			want:  "systemd", wantSource: ctd16Source, wantCalls: asked},
+		{name: "containerd 2.x: RuntimeConfig",
+			setup: func(s *fake.Server) { s.SetStatusInfo(ctd24); s.SetCgroupDriver(runtimeapi.CgroupDriver_SYSTEMD) },
+			want:  "systemd", wantSource: "from the runtime's CRI RuntimeConfig", wantCalls: asked},
+		{name: "a runtime not ready: its readiness is not judged, its status info is read",
+			setup: func(s *fake.Server) {
+				s.SetStatusInfo(ctd16systemd)
+				s.SetCondition(runtimeapi.RuntimeReady, false, "Starting", "not yet")
+			},
+			want: "systemd", wantSource: ctd16Source, wantCalls: asked},
+		{name: "a runtime that says nothing: cgroupfs assumed, as a run assumes it",
+			setup: func(s *fake.Server) {},
+			want:  "cgroupfs", wantSource: "assumed: the runtime did not say", wantCalls: asked},
+		{name: "RuntimeConfig failing: unknown, and why",
+			setup: func(s *fake.Server) {
+				s.FailNext("RuntimeConfig", status.Error(codes.PermissionDenied, "not for you"))
+			},
+			want: "", wantSource: "unknown: the runtime at EP did not say (getting runtime config: rpc error: code = PermissionDenied desc = not for you)", wantCalls: asked},
+		{name: "--cgroup-driver: the runtime is not dialled",
+			setup: func(s *fake.Server) { s.SetStatusInfo(ctd16systemd) }, flag: "cgroupfs",
+			want: "cgroupfs", wantSource: "from --cgroup-driver"},
+		{name: "no runtime: unknown, naming the endpoint tried",
+			setup: func(s *fake.Server) {}, noRuntime: true,
+			want: "", wantSource: "unknown: no runtime answered (connecting to unix://NONE: stat NONE: no such file or directory)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, ep := fake.Start(t)
+			tc.setup(srv)
+			none := filepath.Join(t.TempDir(), "none.sock")
+			dialled := ep
+			if tc.noRuntime {
+				dialled = "unix://" + none
+			}
+			dials := 0
+			dial := func(ctx context.Context) (DriverRuntime, error) {
+				dials++
+				c, err := cri.Dial(ctx, dialled)
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { c.Close() })
+				return c, nil
+			}
+			c := factsConfig(t)
+			c.CgroupDriver = tc.flag
+			f, err := DryRunFacts(context.Background(), c, dial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSource := strings.NewReplacer("EP", ep, "NONE", none).Replace(tc.wantSource)
+			if f.CgroupDriver != tc.want || f.CgroupDriverSource.String() != wantSource {
+				t.Errorf("driver %q (%s)\nwant %q (%s)", f.CgroupDriver, f.CgroupDriverSource, tc.want, wantSource)
+			}
+			if !f.NoRuntime || f.RuntimeName != "" || f.RuntimeHandlers != nil {
+				t.Errorf("facts %+v: a dry run's, without the runtime's name or handlers", f)
+			}
+			wantEndpoint := ""
+			if tc.wantCalls != nil {
+				wantEndpoint = ep
+			}
+			if f.DryRunEndpoint != wantEndpoint {
+				t.Errorf("DryRunEndpoint %q, want %q", f.DryRunEndpoint, wantEndpoint)
+			}
+			if calls := srv.Calls(); !slices.Equal(calls, tc.wantCalls) {
+				t.Errorf("calls %v, want %v", calls, tc.wantCalls)
+			}
+			if tc.flag != "" && dials != 0 {
+				t.Errorf("dialled the runtime %d times with --cgroup-driver", dials)
+			}
+		})
+	}
+}
+
+// A runtime that does not answer holds a dry run up DryRunRuntimeTimeout
+// at most: the driver is then unknown, and the source says so.
+func TestDryRunFactsHungRuntime(t *testing.T) {
+	srv, ep := fake.Start(t)
+	srv.Delay("Status", time.Minute)
+	start := time.Now()
+	f, err := DryRunFacts(context.Background(), factsConfig(t), func(ctx context.Context) (DriverRuntime, error) {
+		c, err := cri.Dial(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, nil
+	})
+	if took := time.Since(start); took > DryRunRuntimeTimeout+time.Second {
+		t.Errorf("DryRunFacts took %v, want at most %v", took, DryRunRuntimeTimeout)
+	}
+	if err != nil || f.CgroupDriver != "" || !strings.HasPrefix(f.CgroupDriverSource.String(), "unknown: the runtime at "+ep+" did not say (") ||
+		!strings.Contains(f.CgroupDriverSource.String(), "DeadlineExceeded") {
+		t.Errorf("driver %q (%s), %v; want unknown, the runtime not saying", f.CgroupDriver, f.CgroupDriverSource, err)
 	}
 }
