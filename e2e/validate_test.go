@@ -205,6 +205,56 @@ func TestE2EValidateAsNobodyWithoutARuntime(t *testing.T) {
 	}
 }
 
+// A dry run on the testbed asks its runtime for the cgroup driver (issue
+// 14): the pod cgroup of its sandbox config is the one a run of the same
+// manifest hands the runtime (ps's io.podrun.cgroup-parent), and its note
+// names the driver and where it came from as ps does. Before, a dry run
+// never asked, and on a runtime with systemd cgroups showed a cgroupfs
+// parent no run would send.
+func TestE2EValidateCgroupDriverOfTheRuntime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const name = "e2e-validate-cgroup"
+	m := manifest(t, "pod.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: `+name+`}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: registry.k8s.io/pause:3.10}
+`)
+	dry := e.runPodrunRaw([]string{"validate", "--root-dir", e.root, "-o", "json", "-f", m}, "")
+	expectCode(t, dry, 0)
+	var doc struct {
+		Pods []struct {
+			SandboxConfig struct{ Linux struct{ CgroupParent string } }
+		}
+	}
+	if err := yaml.Unmarshal([]byte(dry.stdout), &doc); err != nil || len(doc.Pods) != 1 {
+		t.Fatalf("the document: %v\n%s", err, dry)
+	}
+	if !strings.Contains(dry.stderr, "podrun: note: runtime: asked only for its cgroup driver, at ") {
+		t.Errorf("the dry run did not ask the runtime:\n%s", dry)
+	}
+
+	e.downOnCleanup(name)
+	expectCode(t, e.runPodrun([]string{"-d", "--wait=ready", "-f", m}, ""), 0)
+	p := findPS(e.ps(t), name)
+	if p == nil {
+		t.Fatalf("ps lists no %s", name)
+	}
+	a := p.Pod.Annotations
+	if got, want := doc.Pods[0].SandboxConfig.Linux.CgroupParent, a["io.podrun.cgroup-parent"]; got != want || want == "" {
+		t.Errorf("the dry run's cgroup parent %q, the run's %q", got, want)
+	}
+	note := "podrun: note: cgroup driver: " + a["io.podrun.cgroup-driver"] + " (" + a["io.podrun.cgroup-driver-source"] + ")\n"
+	if !strings.Contains(dry.stderr, note) {
+		t.Errorf("the dry run's notes lack %q, the run's driver\n%s", note, dry)
+	}
+	t.Logf("%s", note)
+}
+
 // A run against the real runtime and a dry run as nobody without one print
 // the same errors for what the node, the volumes or a container's config
 // refuse, and exit 125 alike.
