@@ -226,7 +226,7 @@ func TestKubeletHandover(t *testing.T) {
 // waitGone waits until path does not exist.
 func waitGone(t *testing.T, path string, within time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(within); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(scaled(within)); ; time.Sleep(500 * time.Millisecond) {
 		if _, err := os.Stat(path); os.IsNotExist(err) {
 			return
 		}
@@ -275,7 +275,7 @@ func first(ids []string) string {
 func removeSandboxesOf(t *testing.T, rt *cri.Client, name string, within time.Duration) {
 	ctx := context.Background()
 	filter := &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.name": name}}
-	for deadline := time.Now().Add(within); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(scaled(within)); ; time.Sleep(500 * time.Millisecond) {
 		sbs, err := rt.ListPodSandbox(ctx, filter)
 		if err != nil {
 			t.Errorf("listing the sandboxes of %s: %v", name, err)
@@ -306,7 +306,7 @@ func removeSandboxesOf(t *testing.T, rt *cri.Client, name string, within time.Du
 // waitKubeletReady waits until the kubelet's /pods shows the pod Ready.
 func waitKubeletReady(t *testing.T, k *kubeletoracle.Kubelet, name string, within time.Duration) *v1.Pod {
 	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(scaled(within)); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		pods, err := k.Pods(context.Background())
 		if err != nil {
 			continue
