@@ -24,6 +24,7 @@ import (
 // --all stops every podrun pod on the node, so it runs while no other test
 // of this process runs.
 func TestE2EBootstrapExample(t *testing.T) {
+	requireLowerOOMScoreAdj(t, "etcd is "+oomCritical)
 	e := newEnv(t)
 	const node = "boot-node"
 	dataDir := filepath.Join(t.TempDir(), "etcd")

@@ -143,6 +143,7 @@ func makeCgroup(t *testing.T, rel string, controllers ...string) {
 // while the pod runs, and is gone after the run.
 func TestE2ECgroupGuaranteed(t *testing.T) {
 	t.Parallel()
+	requireLowerOOMScoreAdj(t, oomGuaranteed)
 	e := newEnv(t)
 	uid := "e2e-cgroup-" + randomSuffix(t)
 	p := e.startPodrun([]string{"-f", fromTemplate(t, "cgroups/guaranteed.yaml", "UID", uid)}, "")
@@ -205,6 +206,7 @@ func TestE2ECgroupQOSClasses(t *testing.T) {
 // with the pod's limits while it runs detached, gone after `podrun down`.
 func TestE2ECgroupQOSCorpus(t *testing.T) {
 	t.Parallel()
+	requireLowerOOMScoreAdj(t, oomGuaranteed)
 	e := newEnv(t)
 	e.downOnCleanup("qos-example/qos-demo")
 	r := e.runPodrun([]string{"-d", "-q", "-o", "json", "--timeout", "60s", "-f", corpusPod(t, "pods/qos/qos-pod.yaml")}, "")
@@ -301,6 +303,7 @@ func TestE2ECgroupReclaimedWithoutSandbox(t *testing.T) {
 // cgroup is gone after the run.
 func TestE2ECgroupOOMKilled(t *testing.T) {
 	t.Parallel()
+	requireLowerOOMScoreAdj(t, oomGuaranteed)
 	e := newEnv(t)
 	uid := "e2e-oom-" + randomSuffix(t)
 	r := e.runPodrun([]string{"-o", "json", "-f", fromTemplate(t, "cgroups/oom.yaml", "UID", uid)}, "")

@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,7 +69,10 @@ type conformanceRow struct {
 	own        string
 	flags      []string
 	slow       bool // started first
-	check      func(c *conformanceCase)
+	// oom, when set, says why the row's runtime must lower an
+	// oom_score_adj (requireLowerOOMScoreAdj).
+	oom   string
+	check func(c *conformanceCase)
 }
 
 // conformanceCase is a row being run.
@@ -149,6 +153,9 @@ func TestE2EConformance(t *testing.T) {
 			ok := t.Run(row.path, func(t *testing.T) {
 				if row.skip != "" {
 					t.Skipf("%s: %s", row.verdict, row.skip)
+				}
+				if row.oom != "" {
+					requireLowerOOMScoreAdj(t, row.oom)
 				}
 				c := &conformanceCase{t: t, e: newEnv(t), args: []string{"-f", filepath.Join(root, row.path)}}
 				for _, comp := range row.companions {
@@ -404,6 +411,10 @@ func conformanceRows() []conformanceRow {
 	idleReady := func(path, why string) conformanceRow {
 		return conformanceRow{path: path, verdict: "STAND-IN", flags: readyFlags,
 			why: "idle stand-in (exits 0 on SIGTERM): " + why + "; Ready, then torn down (exit 0)", check: readyRow()}
+	}
+	lowersOOM := func(why string, row conformanceRow) conformanceRow {
+		row.oom = why
+		return row
 	}
 
 	return []conformanceRow{
@@ -705,10 +716,10 @@ func conformanceRows() []conformanceRow {
 		nginxReady("pods/qos/qos-pod-2.yaml", "YES", v1.PodQOSBurstable),
 		nginxReady("pods/qos/qos-pod-3.yaml", "YES", v1.PodQOSBestEffort),
 		{path: "pods/qos/qos-pod-4.yaml", verdict: "PARTIAL", skip: skipRedis + " (its second container)"},
-		{path: "pods/qos/qos-pod-5.yaml", verdict: "YES", flags: detachFlags,
+		{path: "pods/qos/qos-pod-5.yaml", verdict: "YES", flags: detachFlags, oom: oomGuaranteed,
 			why:   "detached: Guaranteed, pod cgroup cpu quota 70000/100000 and memory 209715200 on the host, then podrun down",
 			check: cgroupRow("qos-example/qos-demo-5", v1.PodQOSGuaranteed, cpuQuota(70000, 100000), memoryLimit(200<<20))},
-		{path: "pods/qos/qos-pod.yaml", verdict: "YES", flags: detachFlags,
+		{path: "pods/qos/qos-pod.yaml", verdict: "YES", flags: detachFlags, oom: oomGuaranteed,
 			why:   "detached: Guaranteed, pod cgroup cpu quota 70000/100000 and memory 209715200 on the host, then podrun down",
 			check: cgroupRow("qos-example/qos-demo", v1.PodQOSGuaranteed, cpuQuota(70000, 100000), memoryLimit(200<<20))},
 		{path: "pods/resource/cpu-request-limit-2.yaml", verdict: "NEG", flags: []string{"--timeout", "60s"},
@@ -722,30 +733,41 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/resource/memory-request-limit.yaml", verdict: "NO", skip: skipNoImage + "polinux/stress"},
 		{path: "pods/resource/pod-level-cpu-request-limit.yaml", verdict: "NO", skip: skipNoImage + "vish/stress"},
 		{path: "pods/resource/pod-level-memory-request-limit.yaml", verdict: "NEG", flags: timedOutFlags("15s"), slow: true,
-			why: "the nginx image has no stress: the container cannot start and Always retries with back-off: --timeout 15s (124), never Running, the start error names stress",
-			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
-				cs := containerStatus(t, p, "memory-demo-ctr")
-				if cs.State.Running != nil || cs.Ready {
-					t.Errorf("container %+v, want it never running", cs.State)
+			why: "the nginx image has no stress: on containerd the container cannot start and Always retries with back-off: --timeout 15s (124), never Running, the start error names stress; " +
+				"on CRI-O runc create already fails: CreateContainerError naming stress, 125 (docs/cri-o.md)",
+			check: func(c *conformanceCase) {
+				notRun := func(t *testing.T, p *v1.Pod, reasons ...string) {
+					cs := containerStatus(t, p, "memory-demo-ctr")
+					if cs.State.Running != nil || cs.Ready {
+						t.Errorf("container %+v, want it never running", cs.State)
+					}
+					if w := cs.State.Waiting; w == nil || !slices.Contains(reasons, w.Reason) {
+						t.Errorf("container state %+v, want waiting %s", cs.State, strings.Join(reasons, " or "))
+					}
+					if !strings.Contains(fmt.Sprintf("%+v %+v", cs.State, cs.LastTerminationState), "stress") {
+						t.Errorf("the status does not name stress: %+v %+v", cs.State, cs.LastTerminationState)
+					}
 				}
-				w := cs.State.Waiting
-				if w == nil || (w.Reason != "RunContainerError" && w.Reason != "CrashLoopBackOff") {
-					t.Errorf("container state %+v, want waiting RunContainerError or CrashLoopBackOff", cs.State)
-				}
-				if !strings.Contains(fmt.Sprintf("%+v %+v", cs.State, cs.LastTerminationState), "stress") {
-					t.Errorf("the status does not name stress: %+v %+v", cs.State, cs.LastTerminationState)
-				}
-			})},
+				byRuntime(c.t,
+					timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
+						notRun(t, p, "RunContainerError", "CrashLoopBackOff")
+					}),
+					func(c *conformanceCase) {
+						r := c.run()
+						expectCode(c.t, r, 125)
+						notRun(c.t, parsePod(c.t, r.stdout), "CreateContainerError")
+					})(c)
+			}},
 		{path: "pods/resource/pod-level-pid-limit.yaml", verdict: "STAND-IN", flags: []string{"--timeout", "60s"},
 			why:   "a pod-level pids limit: not a resource name the API knows (kubelet v1.37 refuses it): 125",
 			check: refusedRow(`spec.resources.limits[pids]: Invalid value: "pids": must be a standard resource type or fully qualified`)},
-		idleReady("pods/resource/pod-level-resize.yaml", "pause:3.9 and registry.k8s.io/nginx; resizePolicy is for the API server"),
+		lowersOOM(oomGuaranteed, idleReady("pods/resource/pod-level-resize.yaml", "pause:3.9 and registry.k8s.io/nginx; resizePolicy is for the API server")),
 		nodeSizedRow("pods/resource/pod-level-resource-managers-container-scope-mixed.yaml", "STAND-IN", "container-scope-mixed"),
 		nodeSizedRow("pods/resource/pod-level-resource-managers-empty-shared-pool.yaml", "NEG", "empty-shared-pool"),
 		nodeSizedRow("pods/resource/pod-level-resource-managers-pod-scope-mixed.yaml", "STAND-IN", "pod-scope-mixed"),
-		{path: "pods/resource/pod-level-resources.yaml", verdict: "YES", flags: readyFlags,
+		{path: "pods/resource/pod-level-resources.yaml", verdict: "YES", flags: readyFlags, skip: crioAliasSkip("fedora"),
 			why: "nginx and fedora (busybox) sleep inf with pod-level resources: Ready, then torn down (exit 0)", check: readyRow()},
-		idleReady("pods/resource/pod-resize.yaml", "pause:3.8, Guaranteed in qos-example"),
+		lowersOOM(oomGuaranteed, idleReady("pods/resource/pod-resize.yaml", "pause:3.8, Guaranteed in qos-example")),
 		{path: "pods/restart-policy/restart-all-containers.yaml", verdict: "YES",
 			why:   "feature-dependent: restartPolicyRules (RestartAllContainers on the sidecar's exit 88), which podrun does not implement: refused with the field path, 125, nothing created (docs/kubelet-differences.md, restart-rules)",
 			check: refusedRow("restart-all-containers.yaml", "spec.initContainers[1].restartPolicyRules: Forbidden: container restart rules are not supported by podrun")},
@@ -808,7 +830,7 @@ func conformanceRows() []conformanceRow {
 					t.Errorf("in the container: %q, want uid 1000, groups with 2000, /data/demo group 2000", out)
 				}
 			})},
-		{path: "pods/share-process-namespace.yaml", verdict: "YES",
+		{path: "pods/share-process-namespace.yaml", verdict: "YES", oom: oomInfra,
 			why: "exec: from the shell container ps shows the sandbox's pause as PID 1 and nginx's processes",
 			check: execRow("nginx", "shell", "ps -o pid,args", func(t *testing.T, out string) {
 				expectMatch(t, out, `^\s*1\s+.*(pause|idle)`, `nginx`, `httpd`)

@@ -10,7 +10,9 @@
 // harness_test.go is the shared part: TestMain (it builds podrun, or tests
 // the binary $PODRUN_E2E_BINARY names, and fails, never skips, without a
 // testbed), the per-test environment with its cleanliness check, running
-// podrun, and reading its output. The manifests are files under
+// podrun, and reading its output; runtime_test.go knows the runtime (the
+// same tests run on CRI-O beside the testbed: hack/crio.sh, make e2e-crio,
+// docs/cri-o.md) and what this host lets it do. The manifests are files under
 // testdata/e2e/<topic>/; the corpus rows are read in place from
 // ../shared/corpus beside the clone.
 package e2e

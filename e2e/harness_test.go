@@ -136,6 +136,9 @@ func e2eMain(m *testing.M) int {
 	if err := rtClient.CheckReady(ctx, true); err != nil {
 		return fail("the testbed's runtime at %s is not ready: %v", rtEndpoint, err)
 	}
+	if err := checkRuntime(rtClient.DialVersion().GetRuntimeName()); err != nil {
+		return fail("%v", err)
+	}
 	if shape, err = readNodeShape(); err != nil {
 		return fail("%v", err)
 	}

@@ -115,7 +115,7 @@ func TestE2EDNSCustomDNSCorpus(t *testing.T) {
 	r := e.runPodrun([]string{"-d", "-q", "-o", "json", "--timeout", "60s", "-f", corpusPod(t, "service/networking/custom-dns.yaml")}, "")
 	expectCode(t, r, 0)
 	p := parsePod(t, r.stdout)
-	id := strings.TrimPrefix(containerStatus(t, p, "test").ContainerID, "containerd://")
+	id := containerIDOf(t, containerStatus(t, p, "test"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, errOut, code, err := rtClient.ExecSync(ctx, id, []string{"cat", "/etc/resolv.conf"}, 10*time.Second)

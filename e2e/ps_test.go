@@ -11,6 +11,7 @@ package e2e
 // per change.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -176,8 +177,20 @@ func TestE2EPsDetached(t *testing.T) {
 		t.Fatalf("container statuses %+v", p.Status.ContainerStatuses)
 	}
 	cs := p.Status.ContainerStatuses[0]
-	if cs.Name != "web" || cs.RestartCount != 0 || cs.State.Running == nil || !cs.Ready || !strings.HasPrefix(cs.ContainerID, "containerd://") || cs.ImageID == "" {
+	if cs.Name != "web" || cs.RestartCount != 0 || cs.State.Running == nil || !cs.Ready {
 		t.Errorf("container status %+v", cs)
+	}
+	// The container's ID and image as the runtime has them, as a kubelet
+	// shows them: the image ID is the runtime's ImageRef of the container
+	// (its repo digest; on the testbed one digest has many names, and
+	// CRI-O names the first of them, docker.io/library/alpine@sha256:...
+	// for busybox).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if st, err := rtClient.ContainerStatus(ctx, containerIDOf(t, cs)); err != nil {
+		t.Errorf("the runtime's status of container %s: %v", cs.ContainerID, err)
+	} else if cs.ImageID == "" || cs.ImageID != st.GetImageRef() {
+		t.Errorf("imageID %q, want the runtime's ImageRef %q", cs.ImageID, st.GetImageRef())
 	}
 	if rp := p.Spec.Containers[0].ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/index.html" || p.Spec.NodeName == "" {
 		t.Errorf("the spec is not the manifest that ran: %+v", p.Spec)
