@@ -498,11 +498,11 @@ func (h *Host) ensure(name string, rc podResources, set bool) error {
 // (removePodCgroup), with no lock between processes: a parent can vanish
 // between being made and the pod cgroup being made below it. Nothing can
 // remove a parent once the pod's cgroup is in it (the kernel refuses to
-// remove a cgroup with children), so a step that finds a cgroup gone starts
-// again from the root, and the parents' resources are set once more after
-// the pod cgroup holds them in place, in case another podrun's removal and
-// this pod's creation (which makes missing parents along the way) made a
-// parent anew without them.
+// remove a cgroup with children), so a step that finds a cgroup gone
+// (parentGone) starts again from the root, and the parents' resources are
+// set once more after the pod cgroup holds them in place, in case another
+// podrun's removal and this pod's creation (which makes missing parents
+// along the way) made a parent anew without them.
 func (h *Host) EnsurePodCgroup(pod *v1.Pod) (string, error) {
 	const attempts = 10
 	qos := podresources.QOSClass(pod)
@@ -515,12 +515,21 @@ func (h *Host) EnsurePodCgroup(pod *v1.Pod) (string, error) {
 	}
 	defer unlock()
 	for range attempts {
-		if err = h.ensurePodCgroupOnce(pod, qos, name); err == nil || !errors.Is(err, os.ErrNotExist) {
+		if err = h.ensurePodCgroupOnce(pod, qos, name); err == nil || !parentGone(err) {
 			return name, err
 		}
 		clear(h.ready)
 	}
 	return name, err
+}
+
+// parentGone tells an error of a step on a cgroup that another podrun
+// removed meanwhile: its path gone (ENOENT), or, while the kernel removes
+// it, its files answering ENODEV (cgroup v1's cpuset: a pod cgroup made
+// below it copies its cpuset.mems, "read .../podrun/besteffort/cpuset.mems:
+// no such device").
+func parentGone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV)
 }
 
 // PodCgroupName is the name of the pod's cgroup on this host.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -515,20 +516,25 @@ func TestCgroupForeignRootIsLeftAlone(t *testing.T) {
 }
 
 // hookedManager calls before(op, cgroup) ahead of the library's Apply and
-// Set: a test's way to act as another podrun at the worst moment.
+// Set: a test's way to act as another podrun at the worst moment. An error
+// of before is the step's.
 type hookedManager struct {
 	cgroups.Manager
 	name   string
-	before func(op, name string)
+	before func(op, name string) error
 }
 
 func (m hookedManager) Apply(pid int) error {
-	m.before("apply", m.name)
+	if err := m.before("apply", m.name); err != nil {
+		return err
+	}
 	return m.Manager.Apply(pid)
 }
 
 func (m hookedManager) Set(r *cgroups.Resources) error {
-	m.before("set", m.name)
+	if err := m.before("set", m.name); err != nil {
+		return err
+	}
 	return m.Manager.Set(r)
 }
 
@@ -544,11 +550,18 @@ func TestCgroupParentRemovedByAnotherPodrun(t *testing.T) {
 		who   string // whose step: the QoS cgroup's or the pod's
 		ctls  []string
 		times int // how often; -1 always
+		// dying: the step fails as on a cgroup the kernel is removing at
+		// that moment: its files answer ENODEV (v1's cpuset, copying the
+		// parent's cpuset.mems into the pod cgroup: "read
+		// .../podrun/besteffort/cpuset.mems: no such device", seen with
+		// concurrent runs on CRI-O).
+		dying bool
 		fails bool
 	}{
 		{name: "before the QoS cgroup's resources are set", op: "set", who: qosName, ctls: []string{"cpu", "memory"}, times: 1},
 		{name: "before the pod cgroup is made, in one hierarchy", op: "apply", who: "pod", ctls: []string{"cpu"}, times: 1},
 		{name: "before the pod cgroup is made, twice", op: "apply", who: "pod", ctls: []string{"cpu", "memory"}, times: 2},
+		{name: "while the pod cgroup is made", op: "apply", who: "pod", ctls: []string{"cpu", "memory"}, times: 1, dying: true},
 		{name: "every time", op: "set", who: qosName, ctls: []string{"cpu", "memory"}, times: -1, fails: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -557,18 +570,22 @@ func TestCgroupParentRemovedByAnotherPodrun(t *testing.T) {
 			left := c.times
 			sys.NewManager = func(cg *cgroups.Cgroup) (cgroups.Manager, error) {
 				m, err := inner(cg)
-				return hookedManager{m, cg.Path, func(op, name string) {
+				return hookedManager{m, cg.Path, func(op, name string) error {
 					who := name
 					if strings.HasPrefix(name, qosName+"/") {
 						who = "pod"
 					}
 					if op != c.op || who != c.who || left == 0 {
-						return
+						return nil
 					}
 					left--
 					for _, ctl := range c.ctls {
 						os.RemoveAll(filepath.Join(fsRoot, ctl, qosName))
 					}
+					if c.dying {
+						return &os.PathError{Op: "read", Path: filepath.Join(fsRoot, "cpuset", qosName, "cpuset.mems"), Err: unix.ENODEV}
+					}
+					return nil
 				}}, err
 			}
 			h, err := NewHost(DefaultRoot, DriverCgroupfs, sys)
