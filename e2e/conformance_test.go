@@ -129,6 +129,9 @@ func TestE2EConformance(t *testing.T) {
 	type outcome struct {
 		ok      bool
 		elapsed time.Duration
+		// out: -run or -skip left the row out (t.Run reports such a
+		// subtest as passed without running it).
+		out bool
 	}
 	outcomes := make([]outcome, len(rows))
 	concurrency := conformanceConcurrency
@@ -148,9 +151,11 @@ func TestE2EConformance(t *testing.T) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
+			started := false
 			// Subtests started from goroutines run at once (t.Run may be
 			// called concurrently); none calls t.Parallel.
 			ok := t.Run(row.path, func(t *testing.T) {
+				started = true
 				if row.skip != "" {
 					t.Skipf("%s: %s", row.verdict, row.skip)
 				}
@@ -172,18 +177,21 @@ func TestE2EConformance(t *testing.T) {
 					expectNoTrace(t, c.e, c.args)
 				}
 			})
-			outcomes[i] = outcome{ok: ok, elapsed: time.Since(start)}
+			outcomes[i] = outcome{ok: ok, elapsed: time.Since(start), out: !started}
 		}()
 	}
 	wg.Wait()
 
 	var b strings.Builder
-	var ran, passed, skipped int
+	var ran, passed, skipped, out int
 	fmt.Fprintf(&b, "conformance summary (%d corpus files):\n", len(rows))
 	fmt.Fprintf(&b, "%-72s %-10s %-5s %s\n", "row", "verdict", "", "reason / how it ends")
 	for i, r := range rows {
 		res, note := "FAIL", r.why
 		switch {
+		case outcomes[i].out:
+			res, note = "OUT", "left out by -run or -skip"
+			out++
 		case r.skip != "":
 			res, note = "SKIP", r.skip
 			skipped++
@@ -194,12 +202,12 @@ func TestE2EConformance(t *testing.T) {
 		default:
 			ran++
 		}
-		if r.skip == "" {
+		if r.skip == "" && !outcomes[i].out {
 			note = fmt.Sprintf("[%s] %s", outcomes[i].elapsed.Round(time.Second), note)
 		}
 		fmt.Fprintf(&b, "%-72s %-10s %-5s %s\n", r.path, r.verdict, res, note)
 	}
-	fmt.Fprintf(&b, "ran %d (passed %d, failed %d), skipped %d\n", ran, passed, ran-passed, skipped)
+	fmt.Fprintf(&b, "ran %d (passed %d, failed %d), skipped %d, left out %d\n", ran, passed, ran-passed, skipped, out)
 	t.Log(b.String())
 }
 
