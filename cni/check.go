@@ -20,28 +20,13 @@ func confExtensions() []string { return []string{".conf", ".conflist", ".json"} 
 // Plugins answer at once; one that hangs must not hang the run.
 const validateTimeout = 20 * time.Second
 
-// StatusGetter is the one CRI call the check makes (cri.Client has it).
-type StatusGetter interface {
-	Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error)
-}
-
-// CheckPodNetwork is the pre-flight for a run with pods that are not on the
-// host network: it asks the runtime's verbose Status where its CNI
-// configuration and plugins are, lets flags override that, and checks the
-// network configuration there (see Check). When neither names a directory
-// (CRI-O, cri-dockerd) it checks nothing and returns nil (see
-// resolveDirs). The runtime's own NetworkReady condition is
-// cri.Client.CheckReady's to report.
-func CheckPodNetwork(ctx context.Context, rt StatusGetter, flags Flags) error {
-	st, err := rt.Status(ctx, true)
-	if err != nil {
-		return fmt.Errorf("checking the pod network: %w", err)
-	}
-	return CheckPodNetworkStatus(ctx, st, flags)
-}
-
-// CheckPodNetworkStatus is CheckPodNetwork with the runtime's verbose
-// Status already in hand.
+// CheckPodNetworkStatus is the pre-flight for a run with pods that are not
+// on the host network, given the runtime's verbose CRI Status: it takes
+// where the runtime's CNI configuration and plugins are from the Status,
+// lets flags override that, and checks the network configuration there
+// (see check). When neither names a directory (CRI-O, cri-dockerd) it
+// checks nothing and returns nil (see resolveDirs). The runtime's own
+// NetworkReady condition is cri.Client.ReadyStatus's to report.
 func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, flags Flags) error {
 	d, ok := resolveDirs(flags, runtimeInfo(st.GetInfo()))
 	if !ok {
@@ -50,13 +35,11 @@ func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, f
 	return check(ctx, d, flags.StateFile)
 }
 
-// Check picks the network configuration the runtime uses from d.ConfDir
-// and validates it against d.BinDirs with libcni. It returns a
-// *NotReadyError saying what is wrong, or nil.
-func Check(ctx context.Context, d Dirs) error { return check(ctx, d, "") }
-
-// check is Check, skipping the plugin runs when stateFile records a
-// successful validation of exactly this configuration and these binaries.
+// check picks the network configuration the runtime uses from d.ConfDir
+// and validates it against d.BinDirs with libcni, skipping the plugin runs
+// when stateFile ("": none) records a successful validation of exactly
+// this configuration and these binaries. It returns a *NotReadyError
+// saying what is wrong, or nil.
 func check(ctx context.Context, d Dirs, stateFile string) error {
 	files, err := libcni.ConfFiles(d.ConfDir, confExtensions())
 	if err != nil {

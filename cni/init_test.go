@@ -156,8 +156,8 @@ func TestInit(t *testing.T) {
 		t.Errorf("conf dir holds %d entries, want only the config (no temp file left)", len(entries))
 	}
 	// The check accepts what init wrote.
-	if err := Check(context.Background(), Dirs{ConfDir: conf, BinDirs: []string{bin}, Loopback: true}); err != nil {
-		t.Errorf("Check of the written config: %v", err)
+	if err := check(context.Background(), Dirs{ConfDir: conf, BinDirs: []string{bin}, Loopback: true}, ""); err != nil {
+		t.Errorf("check of the written config: %v", err)
 	}
 
 	// A second time: refused, the file untouched.

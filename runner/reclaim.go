@@ -298,20 +298,14 @@ func (e *AlreadyRunningError) Error() string {
 		e.Namespace, e.Name, e.UID, e.How, down, e.Namespace, e.Name)
 }
 
-// PodInfo describes one pod podrun runs, for `podrun ps`.
+// PodInfo is one sandbox of a podrun pod: what pod-name completion (List)
+// and the commands that take pods by argument (namedPods, findPod) need
+// of it.
 type PodInfo struct {
-	Name      string    `json:"name"`
-	Namespace string    `json:"namespace"`
-	UID       string    `json:"uid"`
-	SandboxID string    `json:"sandboxID"`
-	State     string    `json:"state"`
-	Attempt   uint32    `json:"attempt"`
-	RunID     string    `json:"runID"`
-	PID       int       `json:"pid"`
-	Detached  bool      `json:"detached"` // its podrun (--detach) left it running at its detach point
-	Orphaned  bool      `json:"orphaned"` // its podrun is gone and had not detached
-	Created   time.Time `json:"created"`
-	RootDir   string    `json:"rootDir"` // the --root-dir of the run that made it
+	Name, Namespace, UID string
+	SandboxID            string
+	Attempt              uint32
+	RootDir              string // the --root-dir of the run that made it
 }
 
 // List returns podrun's pods, one per sandbox, sorted by namespace and name.
@@ -326,12 +320,9 @@ func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
 func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 	out := make([]PodInfo, 0, len(sbs))
 	for _, sb := range sbs {
-		o := podOwner(sb)
 		info := PodInfo{
 			Name: sb.Labels[labelPodName], Namespace: sb.Labels[labelPodNamespace], UID: sb.Labels[labelPodUID],
-			SandboxID: sb.Id, State: strings.TrimPrefix(sb.State.String(), "SANDBOX_"),
-			RunID: o.RunID, PID: o.PID, Detached: o.Detached, Orphaned: reclaimable(o),
-			Created: time.Unix(0, sb.CreatedAt), RootDir: sb.Annotations[AnnotationRootDir],
+			SandboxID: sb.Id, RootDir: sb.Annotations[AnnotationRootDir],
 		}
 		if sb.Metadata != nil {
 			info.Attempt = sb.Metadata.Attempt

@@ -616,8 +616,14 @@ func TestReclaimListAndDown(t *testing.T) {
 	if len(infos) != 2 || infos[0].Name != "kept" || infos[1].Name != "orphan" {
 		t.Fatalf("List = %+v, want kept and orphan, sorted", infos)
 	}
-	if k, o := infos[0], infos[1]; !k.Detached || k.Orphaned || o.Detached || !o.Orphaned || o.PID != dead || o.RunID != "run-orphan" || o.State != "READY" {
-		t.Errorf("List = %+v / %+v: want kept detached, orphan orphaned (pid %d) and READY", k, o, dead)
+	items, err := runner.NewPodLister(e.rt).List(ctx)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("PodLister.List = %+v, %v; want 2 pods", items, err)
+	}
+	orphanSandboxes := podSandboxes(t, e.rt, "orphan-uid")
+	if k, o := items[0], items[1]; k.Owner != "detached" || o.Owner != fmt.Sprintf("pid %d (gone)", dead) || o.Run != "run-orphan" ||
+		len(orphanSandboxes) != 1 || orphanSandboxes[0].State != runtimeapi.PodSandboxState_SANDBOX_READY {
+		t.Errorf("owners %q / %q, orphan's run %q, its sandboxes %v: want kept detached, orphan orphaned (pid %d) and READY", k.Owner, o.Owner, o.Run, orphanSandboxes, dead)
 	}
 
 	// The next run reclaims the orphan, not the detached pod.
@@ -677,8 +683,12 @@ func TestDownAll(t *testing.T) {
 	if err != nil || len(infos) != 2 {
 		t.Fatalf("List = %+v, %v; want 2 pods", infos, err)
 	}
-	if infos[0].Orphaned || infos[1].Orphaned {
-		t.Errorf("pods of this live process are listed as orphaned: %+v", infos)
+	items, err := runner.NewPodLister(e.rt).List(ctx)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("PodLister.List = %+v, %v; want 2 pods", items, err)
+	}
+	if me := fmt.Sprintf("pid %d", os.Getpid()); items[0].Owner != me || items[1].Owner != me {
+		t.Errorf("pods of this live process are listed as owned by %q and %q, want %q", items[0].Owner, items[1].Owner, me)
 	}
 	if err := runner.Down(ctx, e.rt, nil, true, func(string, ...any) {}); err != nil {
 		t.Fatalf("Down(all): %v", err)
