@@ -95,7 +95,7 @@ func TestCgroupRunDownAndReclaim(t *testing.T) {
 	if err != nil || len(sbs) != 1 {
 		t.Fatalf("sandboxes: %v, %v", sbs, err)
 	}
-	if got := sbs[0].Annotations[AnnotationCgroupParent]; got != "/podrun/podkept-uid" {
+	if got := sbs[0].Annotations[annotationCgroupParent]; got != "/podrun/podkept-uid" {
 		t.Errorf("cgroup annotation = %q", got)
 	}
 	if err := down(ctx, rt, cgsys, []string{"kept"}, false, func(string, ...any) {}); err != nil {
@@ -178,7 +178,7 @@ func TestContainerd16SystemdPodCgroups(t *testing.T) {
 		t.Fatalf("ps: %v, %v", items, err)
 	}
 	a := items[0].Pod.Annotations
-	if a[AnnotationCgroupParent] != slice || a[AnnotationListedCgroupDriver] != "systemd" || a[AnnotationListedCgroupDriverSource] != source {
+	if a[annotationCgroupParent] != slice || a[annotationListedCgroupDriver] != "systemd" || a[annotationListedCgroupDriverSource] != source {
 		t.Errorf("ps annotations %v, want the slice, systemd and %s", a, source)
 	}
 }

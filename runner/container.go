@@ -140,7 +140,7 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 	}
 	for i := range pod.Spec.InitContainers {
 		if ic := &pod.Spec.InitContainers[i]; ic.Name == c.Name && podresources.IsSidecar(ic) {
-			a[AnnotationSidecar] = strconv.Itoa(i)
+			a[annotationSidecar] = strconv.Itoa(i)
 		}
 	}
 	return a

@@ -151,9 +151,9 @@ func TestContainerConfig(t *testing.T) {
 		"io.kubernetes.pod.uid":        "uid-7",
 		"io.kubernetes.container.name": "app",
 		LabelManaged:                   "true",
-		LabelRun:                       "run1",
+		labelRun:                       "run1",
 		LabelPID:                       "42",
-		LabelPIDStart:                  "4242",
+		labelPIDStart:                  "4242",
 	}
 	if !reflect.DeepEqual(cfg.Labels, wantLabels) {
 		t.Errorf("labels =\n%v\nwant\n%v", cfg.Labels, wantLabels)
@@ -239,8 +239,8 @@ func TestContainerConfigVariants(t *testing.T) {
 			name:   "a detached owner marks the container detached",
 			mutate: func(_ *v1.Pod, in *containerInput) { in.Owner.Detached = true },
 			check: func(t *testing.T, cfg *runtimeapi.ContainerConfig) {
-				if cfg.Labels[LabelDetached] != "true" {
-					t.Errorf("labels = %v, want %s=true", cfg.Labels, LabelDetached)
+				if cfg.Labels[labelDetached] != "true" {
+					t.Errorf("labels = %v, want %s=true", cfg.Labels, labelDetached)
 				}
 			},
 		},

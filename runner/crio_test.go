@@ -109,7 +109,7 @@ func TestCRIOSystemdPodCgroups(t *testing.T) {
 	if err != nil || len(sbs) != 1 {
 		t.Fatalf("sandboxes: %v, %v", sbs, err)
 	}
-	if got, want := sbs[0].Annotations[AnnotationCgroupParent], "/podrun.slice/podrun-pod"+"slice_uid.slice"; got != want {
+	if got, want := sbs[0].Annotations[annotationCgroupParent], "/podrun.slice/podrun-pod"+"slice_uid.slice"; got != want {
 		t.Errorf("cgroup parent %q, want the slice %q", got, want)
 	}
 }

@@ -131,7 +131,7 @@ func dirTaken(dir string, rec ownerRecord) error {
 	if other, err := readOwnerRecord(dir); err == nil && other.PID > 0 {
 		how = fmt.Sprintf("by podrun pid %d", other.PID)
 	}
-	return &AlreadyRunningError{Namespace: rec.Namespace, Name: rec.Name, UID: filepath.Base(dir), How: how}
+	return &alreadyRunningError{Namespace: rec.Namespace, Name: rec.Name, UID: filepath.Base(dir), How: how}
 }
 
 // readOwnerRecord reads a pod data dir's owner record.

@@ -221,9 +221,9 @@ func TestMakePodDataDirsTakenByAnotherRun(t *testing.T) {
 	}
 	second := ownerRecord{Owner: Owner{RunID: "b", PID: 5678}, Namespace: "shop", Name: "web"}
 	_, err := makePodDataDirs(root, "uid-1", second)
-	var running *AlreadyRunningError
+	var running *alreadyRunningError
 	if !errors.As(err, &running) {
-		t.Fatalf("makePodDataDirs over another run's dir = %v, want an AlreadyRunningError", err)
+		t.Fatalf("makePodDataDirs over another run's dir = %v, want an alreadyRunningError", err)
 	}
 	if want := "pod shop/web (uid uid-1) is already running (by podrun pid 4321); stop it with `podrun down shop/web`"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)

@@ -32,12 +32,12 @@
 //	security.go    containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
 //	oomscore.go    oomScoreAdj: a container's oom_score_adj by QoS class
 //	etchosts.go    hostsFileContent: the kubelet-managed /etc/hosts
-//	termination.go withTerminationMessage: the termination message (file, or FallbackToLogsOnError's LogTail)
+//	termination.go withTerminationMessage: the termination message (file, or FallbackToLogsOnError's logTail)
 //	probe.go       probeWorker: when to probe and what result to publish
 //	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
-//	logs.go        the CRI log decoder (cri-client's ReadLogs), LogTail; the run's buffered log sink
+//	logs.go        the CRI log decoder (cri-client's ReadLogs), logTail; the run's buffered log sink
 //	logfollow.go   tailer, criStream: a run's live output, read and decoded as the log grows
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report

@@ -52,7 +52,7 @@ func restoreContainer(c *runtimeapi.Container) downContainer {
 	if s := c.Annotations[annotationContainerPorts]; s != "" {
 		_ = json.Unmarshal([]byte(s), &d.Ports)
 	}
-	if s, ok := c.Annotations[AnnotationSidecar]; ok {
+	if s, ok := c.Annotations[annotationSidecar]; ok {
 		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
 			d.Sidecar = i
 		}

@@ -63,7 +63,7 @@ func TestRestoreContainer(t *testing.T) {
 	if ini := restore(&pod.Spec.InitContainers[0], nil); ini.Sidecar != -1 {
 		t.Errorf("a regular init container restored as a sidecar: %+v", ini)
 	}
-	broken := restore(&pod.Spec.Containers[0], map[string]string{annotationPreStopHandler: "{", AnnotationSidecar: "x"})
+	broken := restore(&pod.Spec.Containers[0], map[string]string{annotationPreStopHandler: "{", annotationSidecar: "x"})
 	if broken.PreStop != nil || broken.Sidecar != -1 {
 		t.Errorf("broken annotations restored as %+v", broken)
 	}

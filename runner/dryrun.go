@@ -284,7 +284,7 @@ func (p *podRun) dryRunContainerConfig(c *v1.Container) (*runtimeapi.ContainerCo
 // labelPlaceholders puts the dry run's placeholders for the owner's
 // process into podrun's owner labels.
 func labelPlaceholders(l map[string]string) {
-	l[LabelPID], l[LabelPIDStart] = dryRunPID, dryRunPID
+	l[LabelPID], l[labelPIDStart] = dryRunPID, dryRunPID
 }
 
 // withEnvFilePlaceholders is the pod with each env var that a fileKeyRef

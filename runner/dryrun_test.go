@@ -100,7 +100,7 @@ func (e *env) dryFacts() runner.Facts {
 func normalize(m proto.Message) proto.Message {
 	m = proto.Clone(m)
 	owner := func(l map[string]string) {
-		for _, k := range []string{runner.LabelRun, runner.LabelPID, runner.LabelPIDStart} {
+		for _, k := range []string{"io.podrun.run", runner.LabelPID, "io.podrun.pid-start"} {
 			if _, ok := l[k]; ok {
 				l[k] = "X"
 			}

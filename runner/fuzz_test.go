@@ -228,7 +228,7 @@ func checkCRITime(t *testing.T, ts []byte) {
 func decodeRaw(t *testing.T, dir string, data []byte) (stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	_ = readLog(context.Background(), writeLog(t, dir, data), "", &LogOptions{}, nil, &out, &errb)
+	_ = readLog(context.Background(), writeLog(t, dir, data), "", &logOptions{}, nil, &out, &errb)
 	return out.String(), errb.String()
 }
 
@@ -305,7 +305,7 @@ func criLogModel(data []byte) (stdout, stderr string, ok bool) {
 }
 
 // FuzzCRILog checks the CRI log decoders (ReadLogs under `podrun logs`,
-// LogTail and the end of a run; criStream under the run's tailer):
+// logTail and the end of a run; criStream under the run's tailer):
 //   - on any file, the run's tailer (criStream) writes what ReadLogs
 //     writes, whatever chunks it reads the file in;
 //   - on any file it ends, writing at most what docker json's UTF-8
@@ -317,7 +317,7 @@ func criLogModel(data []byte) (stdout, stderr string, ok bool) {
 //   - a log written the way the runtime writes it, in CRI or docker json,
 //     gives back exactly the output through the run's tailer, each stream
 //     on its own, partial ("P") chunks joined;
-//   - LogTail of such a log is the text of its last lines, cut to its
+//   - logTail of such a log is the text of its last lines, cut to its
 //     last bytes.
 func FuzzCRILog(f *testing.F) {
 	f.Add([]byte("2026-01-02T03:04:05.123456789Z stdout F hello\n2026-01-02T03:04:05Z stderr P pa\n2026-01-02T03:04:05Z stderr F rt\n"))
@@ -375,14 +375,14 @@ func FuzzCRILog(f *testing.F) {
 			}
 		}
 		path := writeLog(t, dir, writeCRILog(records))
-		got, err := LogTail(path, n, 0)
+		got, err := logTail(path, n, 0)
 		if err != nil || got != last.String() {
-			t.Fatalf("LogTail(%d) of %q = %q, %v; want %q", n, records, got, err, last.String())
+			t.Fatalf("logTail(%d) of %q = %q, %v; want %q", n, records, got, err, last.String())
 		}
 		want := last.String()
 		want = want[max(0, len(want)-maxBytes):]
-		if got, err := LogTail(path, n, maxBytes); err != nil || got != want {
-			t.Fatalf("LogTail(%d, %d bytes) of %q = %q, %v; want %q", n, maxBytes, records, got, err, want)
+		if got, err := logTail(path, n, maxBytes); err != nil || got != want {
+			t.Fatalf("logTail(%d, %d bytes) of %q = %q, %v; want %q", n, maxBytes, records, got, err, want)
 		}
 	})
 }

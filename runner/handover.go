@@ -36,11 +36,11 @@ import (
 // (healthzBindAddress 127.0.0.1, healthzPort 10248).
 const DefaultKubeletHealthz = "http://127.0.0.1:10248/healthz"
 
-// DefaultHandoverSettle is how long a pod must go on running, with no copy
+// defaultHandoverSettle is how long a pod must go on running, with no copy
 // of the kubelet's beside it, after the kubelet answers healthz, to count
 // as adopted: three of the kubelet's housekeeping periods (2 s each), at
 // the first of which it kills the pods it does not know.
-const DefaultHandoverSettle = 6 * time.Second
+const defaultHandoverSettle = 6 * time.Second
 
 // HandoverOptions says which pods to hand over and how to know the kubelet.
 type HandoverOptions struct {
@@ -54,7 +54,7 @@ type HandoverOptions struct {
 	RootDir string
 	// Healthz is the kubelet's healthz URL (DefaultKubeletHealthz).
 	Healthz string
-	// Settle: DefaultHandoverSettle when 0.
+	// Settle: defaultHandoverSettle when 0.
 	Settle time.Duration
 	// Progressf reports each pod's hand-over.
 	Progressf func(format string, args ...any)
@@ -138,7 +138,7 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 		opts.Healthz = DefaultKubeletHealthz
 	}
 	if opts.Settle == 0 {
-		opts.Settle = DefaultHandoverSettle
+		opts.Settle = defaultHandoverSettle
 	}
 	if opts.Progressf == nil {
 		opts.Progressf = func(string, ...any) {}

@@ -35,26 +35,27 @@ func formatPod(name, namespace, uid string) string {
 
 // Labels that identify what podrun created, which run created it and which
 // process owns it. A later run reclaims what belongs to a process that is gone.
+// The exported ones are those the e2e tests read.
 const (
 	LabelManaged  = "io.podrun.managed"   // "true" on every sandbox and container podrun creates
-	LabelRun      = "io.podrun.run"       // the run ID
+	labelRun      = "io.podrun.run"       // the run ID
 	LabelPID      = "io.podrun.pid"       // the owning podrun's process ID
-	LabelPIDStart = "io.podrun.pid-start" // its start time in clock ticks since boot (guards against PID reuse)
-	LabelDetached = "io.podrun.detached"  // "true" when started with --detach: never reclaimed
+	labelPIDStart = "io.podrun.pid-start" // its start time in clock ticks since boot (guards against PID reuse)
+	labelDetached = "io.podrun.detached"  // "true" when started with --detach: never reclaimed
 
 	// AnnotationRootDir records the --root-dir of the run, so that `podrun
 	// down` and reclaiming find the pod's data dir.
 	AnnotationRootDir = "io.podrun.root-dir"
-	// AnnotationLogDir records the pod's log directory.
-	AnnotationLogDir = "io.podrun.log-dir"
-	// AnnotationCgroupParent records the pod's cgroup (the sandbox's
+	// annotationLogDir records the pod's log directory.
+	annotationLogDir = "io.podrun.log-dir"
+	// annotationCgroupParent records the pod's cgroup (the sandbox's
 	// CgroupParent), so that `podrun down` and reclaiming remove it.
-	AnnotationCgroupParent = "io.podrun.cgroup-parent"
-	// AnnotationSidecar marks a restartable init container (a sidecar)
+	annotationCgroupParent = "io.podrun.cgroup-parent"
+	// annotationSidecar marks a restartable init container (a sidecar)
 	// with its index among the pod's init containers, so that `podrun
 	// down` stops the sidecars after the regular containers, in reverse
 	// order, as the kubelet does.
-	AnnotationSidecar = "io.podrun.sidecar"
+	annotationSidecar = "io.podrun.sidecar"
 )
 
 // Owner identifies a podrun process.
@@ -65,8 +66,8 @@ type Owner struct {
 	Detached bool
 }
 
-// NewOwner returns the identity of this process for a new run.
-func NewOwner(detached bool) (Owner, error) {
+// newOwner returns the identity of this process for a new run.
+func newOwner(detached bool) (Owner, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return Owner{}, err
@@ -82,12 +83,12 @@ func NewOwner(detached bool) (Owner, error) {
 func (o Owner) labels() map[string]string {
 	l := map[string]string{
 		LabelManaged:  "true",
-		LabelRun:      o.RunID,
+		labelRun:      o.RunID,
 		LabelPID:      strconv.Itoa(o.PID),
-		LabelPIDStart: strconv.FormatUint(o.PIDStart, 10),
+		labelPIDStart: strconv.FormatUint(o.PIDStart, 10),
 	}
 	if o.Detached {
-		l[LabelDetached] = "true"
+		l[labelDetached] = "true"
 	}
 	return l
 }
@@ -95,8 +96,8 @@ func (o Owner) labels() map[string]string {
 // ownerFromLabels reads an owner back from a sandbox's labels.
 func ownerFromLabels(l map[string]string) Owner {
 	pid, _ := strconv.Atoi(l[LabelPID])
-	start, _ := strconv.ParseUint(l[LabelPIDStart], 10, 64)
-	return Owner{RunID: l[LabelRun], PID: pid, PIDStart: start, Detached: l[LabelDetached] == "true"}
+	start, _ := strconv.ParseUint(l[labelPIDStart], 10, 64)
+	return Owner{RunID: l[labelRun], PID: pid, PIDStart: start, Detached: l[labelDetached] == "true"}
 }
 
 // Alive reports whether the owning process still runs: the PID exists and

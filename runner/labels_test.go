@@ -59,7 +59,7 @@ func TestOwnerLabelsRoundTrip(t *testing.T) {
 		if l[LabelManaged] != "true" {
 			t.Errorf("labels of %+v lack %s=true: %v", o, LabelManaged, l)
 		}
-		if _, ok := l[LabelDetached]; ok != o.Detached {
+		if _, ok := l[labelDetached]; ok != o.Detached {
 			t.Errorf("labels of %+v: detached label present = %v", o, ok)
 		}
 		if got := ownerFromLabels(l); !reflect.DeepEqual(got, o) {
@@ -84,16 +84,16 @@ func deadPID(t *testing.T) int {
 }
 
 func TestOwnerAlive(t *testing.T) {
-	me, err := NewOwner(false)
+	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if me.PID != os.Getpid() || me.PIDStart == 0 || len(me.RunID) != 12 || me.Detached {
-		t.Errorf("NewOwner = %+v", me)
+		t.Errorf("newOwner = %+v", me)
 	}
-	other, _ := NewOwner(true)
+	other, _ := newOwner(true)
 	if other.RunID == me.RunID || !other.Detached {
-		t.Errorf("NewOwner(true) = %+v: want a new run ID, detached", other)
+		t.Errorf("newOwner(true) = %+v: want a new run ID, detached", other)
 	}
 	cases := []struct {
 		name string

@@ -28,15 +28,15 @@ import (
 // its config.* annotations to a static pod's mirror: the run, the root dir
 // and the owner (podlist.Owner).
 const (
-	AnnotationListedRun   = "io.podrun.run"
-	AnnotationListedOwner = "io.podrun.owner"
+	annotationListedRun   = "io.podrun.run"
+	annotationListedOwner = "io.podrun.owner"
 	// The root dir is AnnotationRootDir, as on the sandbox.
 
-	// The pod cgroup is AnnotationCgroupParent, as on the sandbox, with
+	// The pod cgroup is annotationCgroupParent, as on the sandbox, with
 	// the cgroup driver podrun named it for and where the run found the
 	// driver (the status record's); none without pod cgroups.
-	AnnotationListedCgroupDriver       = "io.podrun.cgroup-driver"
-	AnnotationListedCgroupDriverSource = "io.podrun.cgroup-driver-source"
+	annotationListedCgroupDriver       = "io.podrun.cgroup-driver"
+	annotationListedCgroupDriverSource = "io.podrun.cgroup-driver-source"
 )
 
 // Reasons of the conditions of a pod no podrun probes any more.
@@ -239,13 +239,13 @@ func listedPod(in listInput) *v1.Pod {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[AnnotationListedRun] = in.Owner.RunID
+	pod.Annotations[annotationListedRun] = in.Owner.RunID
 	pod.Annotations[AnnotationRootDir] = in.RootDir
-	pod.Annotations[AnnotationListedOwner] = listedOwner(in)
+	pod.Annotations[annotationListedOwner] = listedOwner(in)
 	if rec.Cgroup != "" {
-		pod.Annotations[AnnotationCgroupParent] = rec.Cgroup
-		pod.Annotations[AnnotationListedCgroupDriver] = rec.CgroupDriver
-		pod.Annotations[AnnotationListedCgroupDriverSource] = rec.CgroupDriverSource
+		pod.Annotations[annotationCgroupParent] = rec.Cgroup
+		pod.Annotations[annotationListedCgroupDriver] = rec.CgroupDriver
+		pod.Annotations[annotationListedCgroupDriverSource] = rec.CgroupDriverSource
 	}
 	return pod
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // The CRI log decoder. Every reader of a container's log — `podrun logs`,
-// the FallbackToLogsOnError termination message, LogTail, the end of a
+// the FallbackToLogsOnError termination message, logTail, the end of a
 // run's logs — decodes it with k8s.io/cri-client's ReadLogs, the reader of
 // the kubelet and crictl: the CRI and docker-json formats, partial ("P")
 // lines, --since, --tail, timestamps, and following a file (inotify on its
@@ -26,9 +26,9 @@ import (
 // held to ReadLogs' output by FuzzCRILog), without the inotify watch that
 // makes the runtime pay for every line it writes.
 
-// LogOptions are the decoder's options (TailLines, Since, Follow,
+// logOptions are the decoder's options (TailLines, Since, Follow,
 // Timestamp, LimitBytes), as the kubelet's ReadLogs takes them.
-type LogOptions = crilogs.LogOptions
+type logOptions = crilogs.LogOptions
 
 // runningFunc tells a follower whether the container still runs, so that
 // it keeps waiting for output; a follow ends once it says no and the file
@@ -41,7 +41,7 @@ type runningFunc func(ctx context.Context, containerID string) (bool, error)
 // until running says the container has stopped. ReadLogs logs through
 // klog; podrun's log reading stays silent and reports what matters as
 // errors.
-func readLog(ctx context.Context, path, containerID string, opts *LogOptions, running runningFunc, stdout, stderr io.Writer) error {
+func readLog(ctx context.Context, path, containerID string, opts *logOptions, running runningFunc, stdout, stderr io.Writer) error {
 	ctx = klog.NewContext(ctx, logr.Discard())
 	var rs internalapi.RuntimeService
 	if running != nil {
@@ -72,15 +72,15 @@ func (s statusService) ContainerStatus(ctx context.Context, id string, _ bool) (
 	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, State: state}}, nil
 }
 
-// LogTail is the text of the last lines of a container's CRI log (both
+// logTail is the text of the last lines of a container's CRI log (both
 // streams, in order, partial lines joined), cut to its last maxBytes bytes
 // when maxBytes > 0: what the kubelet reads for a FallbackToLogsOnError
 // termination message (readLastStringFromContainerLogs, 80 lines into a
 // 2 KiB ring) and what a report shows of a failed container. An incomplete
 // last line is read but does not count as a line.
-func LogTail(path string, lines int64, maxBytes int) (string, error) {
+func logTail(path string, lines int64, maxBytes int) (string, error) {
 	buf := &tailBuffer{max: maxBytes}
-	if err := readLog(context.Background(), path, "", &LogOptions{TailLines: &lines}, nil, buf, buf); err != nil {
+	if err := readLog(context.Background(), path, "", &logOptions{TailLines: &lines}, nil, buf, buf); err != nil {
 		return "", err
 	}
 	return buf.String(), nil
@@ -300,7 +300,7 @@ func (w *lineWriter) flush(newline bool) {
 // out what the sink holds.
 func copyLog(ctx context.Context, path string, sink *logSink, prefix string) error {
 	out, errw := lineWriters(sink, prefix)
-	err := readLog(ctx, path, "", &LogOptions{}, nil, out, errw)
+	err := readLog(ctx, path, "", &logOptions{}, nil, out, errw)
 	out.flush(true)
 	errw.flush(true)
 	sink.flush()

@@ -8,9 +8,9 @@ const maxLogTailLen = 64 << 10
 
 // lastLogLines is the text of the last n lines of the CRI log file at path
 // (stdout and stderr together, partial lines joined, without the
-// timestamps), through the run's one CRI log decoder (LogTail).
+// timestamps), through the run's one CRI log decoder (logTail).
 func lastLogLines(path string, n int) (string, error) {
-	return LogTail(path, int64(n), maxLogTailLen)
+	return logTail(path, int64(n), maxLogTailLen)
 }
 
 // readLogTails reads the last Options.LogTailLines lines of the newest

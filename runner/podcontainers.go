@@ -16,16 +16,16 @@ import (
 // kubectl and the API server choose it, from what the sandbox records of
 // the pod's spec (podrun keeps no spec after a run).
 
-// AnnotationContainers records, on a pod's sandbox, the pod's restart
+// annotationContainers records, on a pod's sandbox, the pod's restart
 // policy and its containers in spec order, init containers first and
 // sidecars marked (podContainers as JSON).
-const AnnotationContainers = "io.podrun.containers"
+const annotationContainers = "io.podrun.containers"
 
 // defaultContainerAnnotation names the container kubectl picks when none
 // is given (kubectl's podcmd.DefaultContainerAnnotationName).
 const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 
-// podContainers is what AnnotationContainers records.
+// podContainers is what annotationContainers records.
 type podContainers struct {
 	RestartPolicy v1.RestartPolicy `json:"restartPolicy,omitempty"`
 	Containers    []podContainer   `json:"containers"`
@@ -38,7 +38,7 @@ type podContainer struct {
 	Sidecar bool   `json:"sidecar,omitempty"` // a restartable init container
 }
 
-// containersRecord is the AnnotationContainers value of a pod.
+// containersRecord is the annotationContainers value of a pod.
 func containersRecord(pod *v1.Pod) string {
 	rec := podContainers{RestartPolicy: pod.Spec.RestartPolicy}
 	for i := range pod.Spec.InitContainers {
@@ -58,7 +58,7 @@ func containersRecord(pod *v1.Pod) string {
 // every other one taken as a regular container, and no restart policy.
 func containersOf(sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) podContainers {
 	var rec podContainers
-	if s := sb.GetAnnotations()[AnnotationContainers]; s != "" && json.Unmarshal([]byte(s), &rec) == nil && len(rec.Containers) > 0 {
+	if s := sb.GetAnnotations()[annotationContainers]; s != "" && json.Unmarshal([]byte(s), &rec) == nil && len(rec.Containers) > 0 {
 		return rec
 	}
 	rec = podContainers{}

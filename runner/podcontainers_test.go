@@ -37,7 +37,7 @@ func webRecord() podContainers {
 }
 
 func TestContainersRecord(t *testing.T) {
-	sb := &runtimeapi.PodSandbox{Annotations: map[string]string{AnnotationContainers: containersRecord(webPod())}}
+	sb := &runtimeapi.PodSandbox{Annotations: map[string]string{annotationContainers: containersRecord(webPod())}}
 	if got := containersOf(sb, nil); !reflect.DeepEqual(got, webRecord()) {
 		t.Errorf("containersOf(containersRecord) = %+v, want %+v", got, webRecord())
 	}
@@ -47,7 +47,7 @@ func TestContainersRecord(t *testing.T) {
 	ctr := func(id, name string, created int64, sidecar bool) *runtimeapi.Container {
 		c := &runtimeapi.Container{Id: id, CreatedAt: created, Labels: map[string]string{labelContainerName: name}}
 		if sidecar {
-			c.Annotations = map[string]string{AnnotationSidecar: "0"}
+			c.Annotations = map[string]string{annotationSidecar: "0"}
 		}
 		return c
 	}
@@ -311,15 +311,15 @@ func TestFindPod(t *testing.T) {
 		{arg: "shop/nope", err: `no podrun pod "shop/nope"`},
 	}
 	for _, tc := range cases {
-		p, err := findPod(tc.arg, sbs)
+		p, err := choosePod(tc.arg, sbs)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
-				t.Errorf("findPod(%q): err = %v, want %q", tc.arg, err, tc.err)
+				t.Errorf("choosePod(%q): err = %v, want %q", tc.arg, err, tc.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("findPod(%q): %v", tc.arg, err)
+			t.Errorf("choosePod(%q): %v", tc.arg, err)
 			continue
 		}
 		var ids []string
@@ -327,7 +327,7 @@ func TestFindPod(t *testing.T) {
 			ids = append(ids, s.Id)
 		}
 		if p.UID != tc.uid || !reflect.DeepEqual(ids, tc.sandboxes) {
-			t.Errorf("findPod(%q) = %s %v, want %s %v", tc.arg, p.UID, ids, tc.uid, tc.sandboxes)
+			t.Errorf("choosePod(%q) = %s %v, want %s %v", tc.arg, p.UID, ids, tc.uid, tc.sandboxes)
 		}
 	}
 }

@@ -20,7 +20,7 @@ type ExecTarget struct {
 // when it picked one among several. It must be running, as kubectl
 // refuses to exec into a pod that completed.
 func FindExecTarget(ctx context.Context, rt Runtime, podArg, container string) (t ExecTarget, notice string, err error) {
-	pod, err := FindPod(ctx, rt, podArg)
+	pod, err := findPod(ctx, rt, podArg)
 	if err != nil {
 		return t, "", err
 	}

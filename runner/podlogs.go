@@ -110,7 +110,7 @@ func logInstance(pod string, policy v1.RestartPolicy, c podContainer, instances 
 // until the container will not restart (its restart policy, or the pod's
 // podrun is gone, or the pod is torn down) or ctx ends.
 func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) error {
-	pod, err := FindPod(ctx, rt, podArg)
+	pod, err := findPod(ctx, rt, podArg)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 		// kubelet's follow of it ends at its end.
 		opts.Follow = false
 	}
-	lo := LogOptions{Since: opts.Since, Timestamp: opts.Timestamps, Follow: opts.Follow}
+	lo := logOptions{Since: opts.Since, Timestamp: opts.Timestamps, Follow: opts.Follow}
 	if opts.TailLines >= 0 {
 		lo.TailLines = &opts.TailLines
 	}
@@ -197,7 +197,7 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 
 // pickInstance reads the statuses of a container's instances (from the
 // pod's containers ctrs) and picks the one to read (logInstance).
-func pickInstance(ctx context.Context, rt Runtime, pod *PodRef, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
+func pickInstance(ctx context.Context, rt Runtime, pod *podRef, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
 	insts, err := instancesOf(ctx, rt, ctrs, c.Name, 2, "") // what logInstance looks at
 	if err != nil {
 		return nil, err
@@ -248,10 +248,10 @@ func instancesOf(ctx context.Context, rt Runtime, ctrs []*runtimeapi.Container, 
 // follower follows one container of a pod across its restarts.
 type follower struct {
 	rt     Runtime
-	pod    *PodRef
+	pod    *podRef
 	policy v1.RestartPolicy
 	c      podContainer
-	opts   LogOptions
+	opts   logOptions
 }
 
 // follow reads inst's log while it runs, then the log of each instance

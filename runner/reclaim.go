@@ -85,7 +85,7 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 			continue
 		}
 		progressf("podrun: reclaiming pod %s/%s left by podrun pid %s (run %s)",
-			sb.Labels[labelPodNamespace], sb.Labels[labelPodName], sb.Labels[LabelPID], sb.Labels[LabelRun])
+			sb.Labels[labelPodNamespace], sb.Labels[labelPodName], sb.Labels[LabelPID], sb.Labels[labelRun])
 		if err := removeSandbox(ctx, rt, sb, 0); err != nil {
 			errs = append(errs, err)
 			continue // its cgroup too stays, for the next run
@@ -139,7 +139,7 @@ func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, g
 	}
 	if root := sb.Annotations[AnnotationRootDir]; root != "" {
 		uid := sb.Labels[labelPodUID]
-		if logDir := sb.Annotations[AnnotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
+		if logDir := sb.Annotations[annotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
 			errs = append(errs, volumes.RemoveSafely(logDir))
 		}
 		if uid != "" {
@@ -159,7 +159,7 @@ func removeCgroups(cgsys cgroups.System, removed []*runtimeapi.PodSandbox) error
 	seen := map[string]bool{}
 	var errs []error
 	for _, sb := range removed {
-		cg := sb.Annotations[AnnotationCgroupParent]
+		cg := sb.Annotations[annotationCgroupParent]
 		if cg == "" || seen[cg] {
 			continue
 		}
@@ -267,7 +267,7 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir strin
 			if o.Detached {
 				how = "detached"
 			}
-			e := &AlreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how}
+			e := &alreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how}
 			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
 				e.Root = root
 			}
@@ -278,10 +278,10 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir strin
 	return errors.Join(errs...)
 }
 
-// AlreadyRunningError refuses a pod that another podrun runs, or left
+// alreadyRunningError refuses a pod that another podrun runs, or left
 // running (detached): two runs of one pod would fight over its sandbox
 // and data dir.
-type AlreadyRunningError struct {
+type alreadyRunningError struct {
 	Namespace, Name, UID string
 	How                  string // "by podrun pid N", "detached"
 	// Root is the pod's root dir when it is not the run's: `podrun down`
@@ -289,7 +289,7 @@ type AlreadyRunningError struct {
 	Root string
 }
 
-func (e *AlreadyRunningError) Error() string {
+func (e *alreadyRunningError) Error() string {
 	down := "podrun down"
 	if e.Root != "" {
 		down += " --root-dir " + e.Root
@@ -299,7 +299,7 @@ func (e *AlreadyRunningError) Error() string {
 }
 
 // PodInfo is one sandbox of a podrun pod: what pod-name completion (List)
-// and the commands that take pods by argument (namedPods, findPod) need
+// and the commands that take pods by argument (namedPods, choosePod) need
 // of it.
 type PodInfo struct {
 	Name, Namespace, UID string
@@ -374,31 +374,31 @@ func namedPods(sbs []*runtimeapi.PodSandbox, args []string, scope podlist.Scope)
 	return named, errors.Join(errs...)
 }
 
-// PodRef is a podrun pod as FindPod finds it: its name, namespace, UID
+// podRef is a podrun pod as findPod finds it: its name, namespace, UID
 // and sandboxes, newest first.
-type PodRef struct {
+type podRef struct {
 	Name, Namespace, UID string
 	Sandboxes            []*runtimeapi.PodSandbox
 }
 
-// FindPod finds the podrun pod that arg names, as `podrun down` takes
+// findPod finds the podrun pod that arg names, as `podrun down` takes
 // pods (matchPod): NAME, NAMESPACE/NAME or the pod UID. A NAME that pods
 // of several namespaces have is ambiguous.
-func FindPod(ctx context.Context, rt Runtime, arg string) (*PodRef, error) {
+func findPod(ctx context.Context, rt Runtime, arg string) (*podRef, error) {
 	sbs, err := listManaged(ctx, rt)
 	if err != nil {
 		return nil, err
 	}
-	return findPod(arg, sbs)
+	return choosePod(arg, sbs)
 }
 
-// findPod is FindPod's choice among podrun's sandboxes.
-func findPod(arg string, sbs []*runtimeapi.PodSandbox) (*PodRef, error) {
+// choosePod is findPod's choice among podrun's sandboxes.
+func choosePod(arg string, sbs []*runtimeapi.PodSandbox) (*podRef, error) {
 	byID := map[string]*runtimeapi.PodSandbox{}
 	for _, sb := range sbs {
 		byID[sb.Id] = sb
 	}
-	byUID := map[string]*PodRef{}
+	byUID := map[string]*podRef{}
 	var uids []string
 	for _, info := range podInfos(sbs) {
 		if !matchPod(arg, info) {
@@ -406,7 +406,7 @@ func findPod(arg string, sbs []*runtimeapi.PodSandbox) (*PodRef, error) {
 		}
 		p := byUID[info.UID]
 		if p == nil {
-			p = &PodRef{Name: info.Name, Namespace: info.Namespace, UID: info.UID}
+			p = &podRef{Name: info.Name, Namespace: info.Namespace, UID: info.UID}
 			byUID[info.UID] = p
 			uids = append(uids, info.UID)
 		}

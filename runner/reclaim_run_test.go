@@ -81,11 +81,9 @@ func TestRunLosingTheRaceForThePodDataDir(t *testing.T) {
 	e := newEnv(t)
 	pod := newPod("twice", v1.RestartPolicyNever, sh("main", "exit 0"))
 	// The winner, a live podrun (this process), has made the pod's data
-	// dir and its log dir, and not yet its sandbox.
-	winner, err := runner.NewOwner(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// dir and its log dir, and not yet its sandbox. (An owner without a
+	// start time is alive while its PID is.)
+	winner := runner.Owner{RunID: "winner", PID: os.Getpid()}
 	dir := filepath.Join(e.opts.RootDir, "pods", string(pod.UID))
 	logDir := filepath.Join(e.opts.RootDir, "logs", "default_twice_"+string(pod.UID))
 	if err := os.MkdirAll(logDir, 0o755); err != nil {

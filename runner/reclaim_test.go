@@ -12,7 +12,7 @@ import (
 )
 
 func TestReclaimable(t *testing.T) {
-	me, err := NewOwner(false)
+	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestIsUnder(t *testing.T) {
 
 func TestReclaimDataDirs(t *testing.T) {
 	root := t.TempDir()
-	me, err := NewOwner(false)
+	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	me, err := NewOwner(false)
+	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
 	}

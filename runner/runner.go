@@ -38,7 +38,7 @@ type Options struct {
 	// once instead of waiting for their grace period.
 	Force <-chan struct{}
 
-	// Owner identifies this process; zero means NewOwner(Detach).
+	// Owner identifies this process; zero means newOwner(Detach).
 	Owner Owner
 
 	// ConfigMaps and Secrets of the run, for volumes, env and image pull
@@ -95,7 +95,7 @@ func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, inter
 func (r *Result) Err() error {
 	var errs []error
 	for _, p := range r.Pods {
-		_, running := p.Err.(*AlreadyRunningError)
+		_, running := p.Err.(*alreadyRunningError)
 		switch {
 		case p.Err == nil:
 		case running:
@@ -238,7 +238,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		opts.ResolvConf = "/etc/resolv.conf"
 	}
 	if opts.Owner.RunID == "" {
-		o, err := NewOwner(opts.Detach)
+		o, err := newOwner(opts.Detach)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
 		cgroups:      cgHost, cgsys: cgsys,
-		obs:   newObserver(rt, map[string]string{LabelRun: opts.Owner.RunID}),
+		obs:   newObserver(rt, map[string]string{labelRun: opts.Owner.RunID}),
 		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,
 	}, nil

@@ -40,10 +40,10 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 		cfg.Annotations = map[string]string{}
 	}
 	cfg.Annotations[AnnotationRootDir] = in.RootDir
-	cfg.Annotations[AnnotationLogDir] = in.LogDir
-	cfg.Annotations[AnnotationContainers] = containersRecord(pod)
+	cfg.Annotations[annotationLogDir] = in.LogDir
+	cfg.Annotations[annotationContainers] = containersRecord(pod)
 	if in.CgroupParent != "" {
-		cfg.Annotations[AnnotationCgroupParent] = in.CgroupParent
+		cfg.Annotations[annotationCgroupParent] = in.CgroupParent
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		cfg.Annotations[annotationPodTerminationGracePeriod] = strconv.FormatInt(*g, 10)
@@ -68,7 +68,7 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 	}
 	if u := usernsOptions(pod, in.UsernsBase); u != nil {
 		sc.NamespaceOptions.UsernsOptions = u
-		cfg.Annotations[AnnotationUsernsBase] = strconv.FormatUint(uint64(in.UsernsBase), 10)
+		cfg.Annotations[annotationUsernsBase] = strconv.FormatUint(uint64(in.UsernsBase), 10)
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		if psc.RunAsUser != nil {

@@ -72,9 +72,9 @@ func TestSandboxConfigBase(t *testing.T) {
 		"io.kubernetes.pod.namespace": "shop",
 		"io.kubernetes.pod.uid":       "uid-9",
 		LabelManaged:                  "true",
-		LabelRun:                      "run1",
+		labelRun:                      "run1",
 		LabelPID:                      "42",
-		LabelPIDStart:                 "99",
+		labelPIDStart:                 "99",
 	}
 	if !reflect.DeepEqual(cfg.Labels, wantLabels) {
 		t.Errorf("labels =\n%v\nwant\n%v", cfg.Labels, wantLabels)
@@ -82,10 +82,10 @@ func TestSandboxConfigBase(t *testing.T) {
 	wantAnn := map[string]string{
 		"note":            "hi",
 		AnnotationRootDir: "/var/lib/podrun",
-		AnnotationLogDir:  "/var/lib/podrun/logs/shop_web_uid-9",
+		annotationLogDir:  "/var/lib/podrun/logs/shop_web_uid-9",
 		"io.kubernetes.pod.terminationGracePeriod": "12",
-		AnnotationCgroupParent:                     "/kubepods/besteffort/poduid-9",
-		AnnotationContainers:                       containersRecord(in.Pod),
+		annotationCgroupParent:                     "/kubepods/besteffort/poduid-9",
+		annotationContainers:                       containersRecord(in.Pod),
 	}
 	if !reflect.DeepEqual(cfg.Annotations, wantAnn) {
 		t.Errorf("annotations =\n%v\nwant\n%v", cfg.Annotations, wantAnn)
@@ -252,10 +252,10 @@ func TestSandboxConfigVariants(t *testing.T) {
 				in.CgroupParent = "" // no pod cgroups (--cgroup-root "")
 			},
 			check: func(t *testing.T, cfg *runtimeapi.PodSandboxConfig) {
-				if cfg.Labels[LabelDetached] != "true" || cfg.Labels[labelPodUID] != "uid-9" {
+				if cfg.Labels[labelDetached] != "true" || cfg.Labels[labelPodUID] != "uid-9" {
 					t.Errorf("labels = %v", cfg.Labels)
 				}
-				if len(cfg.Annotations) != 3 || cfg.Annotations[AnnotationRootDir] == "" || cfg.Annotations[AnnotationContainers] == "" {
+				if len(cfg.Annotations) != 3 || cfg.Annotations[AnnotationRootDir] == "" || cfg.Annotations[annotationContainers] == "" {
 					t.Errorf("annotations = %v, want only root and log dir and the containers", cfg.Annotations)
 				}
 				if cfg.Linux.CgroupParent != "" {

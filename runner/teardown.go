@@ -158,7 +158,7 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 		ids[id] = true
 	}
 	sbs, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
-		LabelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid,
+		labelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid,
 	}})
 	if err == nil {
 		for _, sb := range sbs {
@@ -180,7 +180,7 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) error {
 	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-		LabelSelector: map[string]string{LabelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid},
+		LabelSelector: map[string]string{labelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid},
 	})
 	if err != nil {
 		return fmt.Errorf("listing the pod's containers: %w", err)

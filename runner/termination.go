@@ -90,7 +90,7 @@ func withTerminationMessage(st *runtimeapi.ContainerStatus) string {
 		}
 	}
 	if checkLogs && st.LogPath != "" {
-		text, err := LogTail(st.LogPath, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
+		text, err := logTail(st.LogPath, maxTerminationMessageLogLines, maxTerminationMessageLogLen)
 		if err != nil {
 			text = fmt.Sprintf("Error on reading termination message from logs: %v", err)
 		}

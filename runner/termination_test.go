@@ -18,7 +18,7 @@ func criLog(lines ...string) string {
 	return b.String()
 }
 
-// LogTail is the kubelet's read of the last lines of a log, through the
+// logTail is the kubelet's read of the last lines of a log, through the
 // one decoder.
 func TestLogTail(t *testing.T) {
 	var many []string
@@ -43,13 +43,13 @@ func TestLogTail(t *testing.T) {
 			`{"log":"b\n","stream":"stderr","time":"2024-01-01T00:00:00Z"}` + "\n", "a\nb\n"},
 		{"an empty log", "", ""},
 	}
-	logTail := func(t *testing.T, log string, lines int64, max int) string {
+	tailOf := func(t *testing.T, log string, lines int64, max int) string {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "0.log")
 		if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := LogTail(path, lines, max)
+		got, err := logTail(path, lines, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,20 +57,20 @@ func TestLogTail(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := logTail(t, tc.log, 80, 2048); got != tc.want {
+			if got := tailOf(t, tc.log, 80, 2048); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
 	long := criLog("stdout F " + strings.Repeat("x", 3000) + "END")
-	if got := logTail(t, long, 80, 2048); len(got) != 2048 || !strings.HasSuffix(got, "xEND\n") {
+	if got := tailOf(t, long, 80, 2048); len(got) != 2048 || !strings.HasSuffix(got, "xEND\n") {
 		t.Errorf("a long line: got %d bytes ending %q, want the last 2048", len(got), got[len(got)-5:])
 	}
-	if got := logTail(t, criLog(many...), 2, 0); got != "line 99\nline 100\n" {
+	if got := tailOf(t, criLog(many...), 2, 0); got != "line 99\nline 100\n" {
 		t.Errorf("the last 2 lines, no byte limit: got %q", got)
 	}
-	if _, err := LogTail(filepath.Join(t.TempDir(), "missing.log"), 80, 0); err == nil {
-		t.Errorf("LogTail of a missing file: no error")
+	if _, err := logTail(filepath.Join(t.TempDir(), "missing.log"), 80, 0); err == nil {
+		t.Errorf("logTail of a missing file: no error")
 	}
 }
 

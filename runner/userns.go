@@ -21,9 +21,9 @@ const (
 	// n*65536 for n in 1..usernsSlots.
 	usernsSlots = (1<<31)/usernsLength - 1
 
-	// AnnotationUsernsBase records the first host ID of a sandbox's user
+	// annotationUsernsBase records the first host ID of a sandbox's user
 	// namespace, so later runs skip the range while the sandbox lives.
-	AnnotationUsernsBase = "io.podrun.userns-base"
+	annotationUsernsBase = "io.podrun.userns-base"
 )
 
 // hostUsersOff: the pod asks for a user namespace of its own.
@@ -47,7 +47,7 @@ func usernsOptions(pod *v1.Pod, hostBase uint32) *runtimeapi.UserNamespace {
 func usedUsernsBases(sbs []*runtimeapi.PodSandbox) map[uint32]bool {
 	used := map[uint32]bool{}
 	for _, sb := range sbs {
-		if s, ok := sb.Annotations[AnnotationUsernsBase]; ok {
+		if s, ok := sb.Annotations[annotationUsernsBase]; ok {
 			if b, err := strconv.ParseUint(s, 10, 32); err == nil {
 				used[uint32(b)] = true
 			}

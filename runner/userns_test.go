@@ -44,7 +44,7 @@ func TestUsernsOptions(t *testing.T) {
 			if g := sb.Linux.SecurityContext.NamespaceOptions.UsernsOptions; g.String() != tc.want.String() {
 				t.Errorf("sandbox UsernsOptions = %v, want %v", g, tc.want)
 			}
-			_, ann := sb.Annotations[AnnotationUsernsBase]
+			_, ann := sb.Annotations[annotationUsernsBase]
 			if ann != (tc.want != nil) {
 				t.Errorf("sandbox annotations %v: userns base annotation present %v, want %v", sb.Annotations, ann, tc.want != nil)
 			}
@@ -116,9 +116,9 @@ func TestAllocateUserns(t *testing.T) {
 	// Another live pod holds a's first choice.
 	aFirst, _ := allocateUsernsBase(string(a.UID), map[uint32]bool{})
 	sbs := []*runtimeapi.PodSandbox{
-		{Annotations: map[string]string{AnnotationUsernsBase: "131072"}},
-		{Annotations: map[string]string{AnnotationUsernsBase: strconvU(aFirst)}},
-		{Annotations: map[string]string{AnnotationUsernsBase: "junk"}},
+		{Annotations: map[string]string{annotationUsernsBase: "131072"}},
+		{Annotations: map[string]string{annotationUsernsBase: strconvU(aFirst)}},
+		{Annotations: map[string]string{annotationUsernsBase: "junk"}},
 		{},
 	}
 	got, err := allocateUserns([]*v1.Pod{a, b, c}, sbs)
