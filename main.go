@@ -69,8 +69,8 @@ func tuneGC() {
 // limitMemory sets a soft limit on the Go runtime's memory once a run's
 // manifests are read: gcMemoryLimit, or four times the heap they hold when
 // that is more. Past it the run collects more often instead of growing
-// (50 pods: a peak RSS of 50 to 56 MiB with GOGC 400 alone, 38 with it),
-// and a run of thousands of pods is not made to collect over and over.
+// (docs/benchmark.md, The memory limit), and a run of thousands of pods is
+// not made to collect over and over.
 // GOMEMLIMIT in the environment wins.
 func limitMemory() {
 	if !gcTuned || os.Getenv("GOMEMLIMIT") != "" {

@@ -14,7 +14,7 @@
 //	admission      package runner/admission: whether the node takes each pod
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
 //	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false
-//	reclaim.go     reclaim: what dead podruns left; checkNotRunning; List (podrun ps)
+//	reclaim.go     reclaim: what dead podruns left; checkNotRunning; the pods an argument names (findPod, namedPods; List for completion)
 //	datadirs.go    makePodDataDirs: the pod's data dir with its owner record
 //	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
 //	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps

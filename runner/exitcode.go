@@ -18,8 +18,9 @@ const (
 )
 
 // exitCode decides podrun's exit status from every pod's outcome:
-// a podrun error (125) first, then an interruption (130/143), then the first
-// failed pod's first failed container, then a timeout (124), else 0.
+// a podrun error (125) first, then an interruption (129, 130, 141 or 143),
+// then the first failed pod's first failed container, then a timeout
+// (124), else 0.
 func exitCode(results []PodResult, interruptCode int) int {
 	for _, r := range results {
 		if r.Outcome == OutcomeError {

@@ -43,9 +43,9 @@ func detachedFor(labelled bool, rec statusRecord, recErr error) bool {
 	return labelled && (recErr != nil || rec.Detached)
 }
 
-// podOwner is the owner of a sandbox's pod as reclaim, checkNotRunning
-// and `podrun ps` judge it: its labels' owner, Detached as detachedFor
-// decides from the pod's status record.
+// podOwner is the owner of a sandbox's pod as reclaim and checkNotRunning
+// judge it: its labels' owner, Detached as detachedFor decides from the
+// pod's status record (as `podrun ps` decides it, PodLister).
 func podOwner(sb *runtimeapi.PodSandbox) Owner {
 	o := ownerFromLabels(sb.Labels)
 	if o.Detached {

@@ -87,8 +87,9 @@ type Result struct {
 	Pods []PodResult
 }
 
-// ExitCode is podrun's exit status; interruptCode is 130 or 143 after a
-// signal, else 0.
+// ExitCode is podrun's exit status; interruptCode is the status of an
+// interruption, 128 + the signal (129 SIGHUP, 130 SIGINT, 141 SIGPIPE: a
+// lost stdout or stderr, 143 SIGTERM), else 0.
 func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, interruptCode) }
 
 // Err joins every pod's error.
