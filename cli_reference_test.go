@@ -48,6 +48,15 @@ func writeReference(w io.Writer, root commandDoc) {
 		fmt.Fprintf(w, "- [`%s`](#%s): %s\n", d.Path, anchor(d.Path), d.Usage)
 	}
 	fmt.Fprintf(w, "\nExit statuses: [exit-status.md](exit-status.md).\n")
+	var takePods []string
+	for _, d := range root.Commands {
+		if _, ok := podArgCommands[strings.TrimPrefix(d.Path, "podrun ")]; ok {
+			takePods = append(takePods, fmt.Sprintf("[`%s`](#%s)", d.Path, anchor(d.Path)))
+		}
+	}
+	fmt.Fprintf(w, "\nCommands that take pods (POD: NAME, NAMESPACE/NAME or UID): %s. Their flags may come before "+
+		"or after POD, as kubectl's do, and `podrun completion` completes POD with the names of podrun's pods.\n",
+		strings.Join(takePods, ", "))
 	for _, d := range docs {
 		fmt.Fprintf(w, "\n## %s\n\n%s\n\n```\n%s\n```\n", d.Path, d.Usage, strings.Join(d.Synopsis, "\n"))
 		if d.Description != "" && d.Path != "podrun" {

@@ -45,15 +45,6 @@ const completeFiles = ":files"
 // a hung prompt.
 const completionTimeout = 3 * time.Second
 
-// podArgs says how many pod arguments a command takes (-1: any number);
-// their values complete with pod names.
-var podArgs = map[string]int{"ps": -1, "down": -1, "handover": -1, "logs": 1, "exec": 1}
-
-// scopedPodArgs are the commands whose pods are those of --root-dir unless
-// --all-roots (cmd_scope.go): their pod names complete from that scope.
-// logs and exec take a pod of any root dir.
-var scopedPodArgs = map[string]bool{"ps": true, "down": true, "handover": true}
-
 // podQuery is what a command line says of the pods to complete with: the
 // runtime (Endpoint, "" for the default ones) and the scope.
 type podQuery struct {
@@ -239,12 +230,12 @@ func completions(app *cli.App, words []string, pods func(podQuery) []candidate) 
 			}
 		}
 	default:
-		n, ok := podArgs[path]
-		if !ok || (n >= 0 && len(positional) >= n) {
+		takes, ok := podArgCommands[path]
+		if !ok || (takes.max >= 0 && len(positional) >= takes.max) {
 			return nil
 		}
 		q := podQuery{Endpoint: endpoint}
-		if scopedPodArgs[path] && !allRoots {
+		if takes.scoped && !allRoots {
 			if abs, err := filepath.Abs(rootDir); err == nil {
 				q.Scope.Root = abs
 			}

@@ -126,12 +126,8 @@ func withRuntimeUntilSignal(c *cli.Context, f func(ctx context.Context, rt runne
 	return err
 }
 
-// podArgCommands are the commands that take POD arguments, whose flags
-// may come after them as kubectl's do.
-var podArgCommands = map[string]bool{"logs": true, "exec": true, "ps": true, "down": true, "handover": true}
-
-// interspersed lets the flags of the commands that take PODs (logs, exec,
-// ps, down, handover) come after POD, as kubectl takes them (`podrun logs
+// interspersed lets the flags of the commands that take PODs
+// (podArgCommands) come after POD, as kubectl takes them (`podrun logs
 // web -f`, `podrun exec web -c app -- sh`, `podrun ps web -o wide`,
 // `podrun down web -q`): it moves them in front of the command's
 // arguments, up to a "--", after which everything is the command to run.
@@ -148,7 +144,10 @@ func interspersed(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[i])
-	if cmd == nil || !podArgCommands[cmd.Name] {
+	if cmd == nil {
+		return args
+	}
+	if _, takesPods := podArgCommands[cmd.Name]; !takesPods {
 		return args
 	}
 	var flags, rest []string
