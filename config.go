@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/runner"
@@ -238,6 +239,14 @@ func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout,
 		opts.Progress = nil
 	}
 	opts.Force, opts.ConfigMaps, opts.Secrets = force, configMaps(set), secrets(set)
+	for _, p := range set.Pods {
+		if p.GivenUID {
+			if opts.GivenUIDs == nil {
+				opts.GivenUIDs = map[types.UID]bool{}
+			}
+			opts.GivenUIDs[p.UID] = true
+		}
+	}
 	if cfg.JUnit != "" {
 		opts.LogTailLines = junitLogLines
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/sources"
 )
 
 // goodFlags are the flags of a valid run, as the command line's defaults
@@ -129,5 +131,28 @@ func TestCLIConfigBeforeTheRuntime(t *testing.T) {
 		if code != 125 || !strings.Contains(errOut, args[0]) || strings.Contains(errOut, "none.sock") {
 			t.Errorf("%v: exit %d, stderr %q; want 125 naming %s and not the socket", args, code, errOut, args[0])
 		}
+	}
+}
+
+// TestRunOptionsGivenUIDs: the run learns which pods' UIDs podrun gave, so
+// their sandboxes say so for `podrun handover`.
+func TestRunOptionsGivenUIDs(t *testing.T) {
+	set, err := sources.Decode("/etc/kubernetes/manifests/two.yaml", []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: given}
+spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: kept, uid: 6b1c1a7e-5d2f-4a43-9c1e-0d8f3a2b7c11}
+spec: {containers: [{name: c, image: busybox}]}
+`), sources.Options{NodeName: "node1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := runConfig{}.runOptions(set, nil, io.Discard, io.Discard)
+	given, kept := set.Pods[0].UID, set.Pods[1].UID
+	if !opts.GivenUIDs[given] || opts.GivenUIDs[kept] || len(opts.GivenUIDs) != 1 {
+		t.Errorf("GivenUIDs %v, want only %s (not %s)", opts.GivenUIDs, given, kept)
 	}
 }

@@ -30,7 +30,11 @@ import (
 // at the kubelet's kubepods is adopted with no restart. Any other pod is
 // replaced: the kubelet makes a sandbox of its own for the manifest, and
 // podrun stops its copy at once, so that the kubelet's container, which
-// starts about half a second later, finds the ports and data free.
+// starts about half a second later, finds the ports and data free. A pod
+// whose UID podrun gave (no metadata.uid) is never taken for adopted: the
+// kubelet gives its manifest a UID of its own, so it replaces the pod or
+// kills it as an orphan, however long it takes to get there (a slow node's
+// kubelet can take longer than the settle time).
 
 // DefaultKubeletHealthz is the kubelet's default healthz endpoint
 // (healthzBindAddress 127.0.0.1, healthzPort 10248).
@@ -88,6 +92,7 @@ type HandoverResult struct {
 // handoverView is what decideHandover decides a pod's hand-over from.
 type handoverView struct {
 	PodrunReady  bool      // podrun's sandbox of the pod is ready
+	Adoptable    bool      // a kubelet can give the pod its UID (not one podrun gave)
 	KubeletCopy  bool      // a ready sandbox of the same namespace and name that podrun did not make
 	HealthySince time.Time // the kubelet has answered healthz since then; zero: not yet
 	Now          time.Time
@@ -107,15 +112,16 @@ const (
 // decideHandover is the hand-over's decision for one pod. The kubelet's
 // own copy decides first: two copies of a host-network pod fight over its
 // ports and data. A podrun copy that is no longer ready was killed by the
-// kubelet (an orphan) or ended. A pod the kubelet has left running for
-// Settle since it answered healthz is its own.
+// kubelet (an orphan) or ended. An adoptable pod the kubelet has left
+// running for Settle since it answered healthz is its own; one that is not
+// adoptable waits for the kubelet's copy or its end.
 func decideHandover(v handoverView) handoverStep {
 	switch {
 	case v.KubeletCopy:
 		return handoverReplace
 	case !v.PodrunReady:
 		return handoverCleanUp
-	case !v.HealthySince.IsZero() && v.Now.Sub(v.HealthySince) >= v.Settle:
+	case v.Adoptable && !v.HealthySince.IsZero() && v.Now.Sub(v.HealthySince) >= v.Settle:
 		return handoverRelease
 	}
 	return handoverWait
@@ -173,6 +179,7 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 		for uid, sb := range pending {
 			v := handoverView{
 				PodrunReady:  podrunReady(all, uid),
+				Adoptable:    sb.Annotations[annotationUIDGiven] != "true",
 				KubeletCopy:  hasKubeletCopy(all, sb),
 				HealthySince: healthySince, Now: opts.now(), Settle: opts.Settle,
 			}

@@ -15,13 +15,16 @@ func TestDecideHandover(t *testing.T) {
 		v    handoverView
 		want handoverStep
 	}{
-		{"no kubelet yet", handoverView{PodrunReady: true, Now: t0, Settle: settle}, handoverWait},
-		{"the kubelet answers, not settled", handoverView{PodrunReady: true, HealthySince: t0, Now: t0.Add(5 * time.Second), Settle: settle}, handoverWait},
-		{"left running for the settle time: adopted", handoverView{PodrunReady: true, HealthySince: t0, Now: t0.Add(6 * time.Second), Settle: settle}, handoverRelease},
-		{"the kubelet's copy: replace", handoverView{PodrunReady: true, KubeletCopy: true, Now: t0, Settle: settle}, handoverReplace},
-		{"the kubelet's copy wins over the settle time", handoverView{PodrunReady: true, KubeletCopy: true, HealthySince: t0, Now: t0.Add(time.Minute), Settle: settle}, handoverReplace},
+		{"no kubelet yet", handoverView{PodrunReady: true, Adoptable: true, Now: t0, Settle: settle}, handoverWait},
+		{"the kubelet answers, not settled", handoverView{PodrunReady: true, Adoptable: true, HealthySince: t0, Now: t0.Add(5 * time.Second), Settle: settle}, handoverWait},
+		{"left running for the settle time: adopted", handoverView{PodrunReady: true, Adoptable: true, HealthySince: t0, Now: t0.Add(6 * time.Second), Settle: settle}, handoverRelease},
+		{"the kubelet's copy: replace", handoverView{PodrunReady: true, Adoptable: true, KubeletCopy: true, Now: t0, Settle: settle}, handoverReplace},
+		{"the kubelet's copy wins over the settle time", handoverView{PodrunReady: true, Adoptable: true, KubeletCopy: true, HealthySince: t0, Now: t0.Add(time.Minute), Settle: settle}, handoverReplace},
 		{"podrun's copy killed as an orphan: clean up", handoverView{PodrunReady: false, HealthySince: t0, Now: t0.Add(3 * time.Second), Settle: settle}, handoverCleanUp},
 		{"podrun's copy killed and the kubelet's running: replace (removes the rest)", handoverView{PodrunReady: false, KubeletCopy: true, Now: t0, Settle: settle}, handoverReplace},
+		{"a UID podrun gave, left running long past the settle time: waits (a slow kubelet's copy is still to come)", handoverView{PodrunReady: true, HealthySince: t0, Now: t0.Add(time.Hour), Settle: settle}, handoverWait},
+		{"a UID podrun gave, the kubelet's copy: replace", handoverView{PodrunReady: true, KubeletCopy: true, HealthySince: t0, Now: t0.Add(20 * time.Second), Settle: settle}, handoverReplace},
+		{"a UID podrun gave, killed as an orphan: clean up", handoverView{PodrunReady: false, HealthySince: t0, Now: t0.Add(20 * time.Second), Settle: settle}, handoverCleanUp},
 	} {
 		if got := decideHandover(tt.v); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)

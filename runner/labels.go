@@ -56,6 +56,11 @@ const (
 	// down` stops the sidecars after the regular containers, in reverse
 	// order, as the kubelet does.
 	annotationSidecar = "io.podrun.sidecar"
+	// annotationUIDGiven marks a pod whose UID podrun gave (its manifest
+	// has no metadata.uid), which no kubelet can adopt: `podrun handover`
+	// waits for the kubelet's copy or its kill. Sandboxes of older podruns
+	// lack it and are judged by the settle time alone.
+	annotationUIDGiven = "io.podrun.uid-given"
 )
 
 // Owner identifies a podrun process.

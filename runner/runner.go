@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
@@ -45,6 +46,11 @@ type Options struct {
 	// secrets (the kubelet would fetch them from the API server).
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
+
+	// GivenUIDs are the pods whose UID podrun gave (their manifests have
+	// no metadata.uid): their sandboxes say so, and `podrun handover`
+	// never counts them as adopted, as no kubelet can give them that UID.
+	GivenUIDs map[types.UID]bool
 
 	// ImageCredentials is the docker config.json of --image-credentials
 	// (credentials.LoadFile), tried after the pods' imagePullSecrets and

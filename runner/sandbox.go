@@ -20,6 +20,7 @@ type sandboxInput struct {
 	ClusterDomain string
 	CgroupParent  string
 	UsernsBase    uint32 // hostUsers false: the first host ID of the pod's range
+	GivenUID      bool   // podrun gave the pod its UID (no metadata.uid)
 }
 
 // sandboxConfig is the CRI PodSandboxConfig of a pod (kubelet
@@ -44,6 +45,9 @@ func sandboxConfig(in sandboxInput) *runtimeapi.PodSandboxConfig {
 	cfg.Annotations[annotationContainers] = containersRecord(pod)
 	if in.CgroupParent != "" {
 		cfg.Annotations[annotationCgroupParent] = in.CgroupParent
+	}
+	if in.GivenUID {
+		cfg.Annotations[annotationUIDGiven] = "true"
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		cfg.Annotations[annotationPodTerminationGracePeriod] = strconv.FormatInt(*g, 10)

@@ -120,6 +120,15 @@ func TestSandboxConfigVariants(t *testing.T) {
 		check  func(*testing.T, *runtimeapi.PodSandboxConfig)
 	}{
 		{
+			name:   "a UID podrun gave is marked for the hand-over",
+			mutate: func(in *sandboxInput) { in.GivenUID = true },
+			check: func(t *testing.T, cfg *runtimeapi.PodSandboxConfig) {
+				if got := cfg.Annotations[annotationUIDGiven]; got != "true" {
+					t.Errorf("annotation %s = %q, want true", annotationUIDGiven, got)
+				}
+			},
+		},
+		{
 			name:   "a host network pod gets no hostname",
 			mutate: func(in *sandboxInput) { in.Pod.Spec.HostNetwork = true },
 			check: func(t *testing.T, cfg *runtimeapi.PodSandboxConfig) {

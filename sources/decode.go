@@ -497,8 +497,10 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		d.fieldErrors(o, kind, name, errs)
 		return
 	}
+	givenUID := false
 	if meta := target.(metav1.Object); meta.GetUID() == "" {
 		meta.SetUID(uid)
+		givenUID = true
 	}
 	switch obj := target.(type) {
 	case *v1.Pod:
@@ -510,7 +512,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		if !d.opts.Seen.IsZero() {
 			obj.Annotations[ConfigFirstSeenAnnotationKey] = d.opts.Seen.Format(configSeenLayout)
 		}
-		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o})
+		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o, GivenUID: givenUID})
 	case *v1.ConfigMap:
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
 	case *v1.Secret:

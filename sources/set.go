@@ -59,6 +59,10 @@ type Origin struct {
 type Pod struct {
 	*v1.Pod
 	Origin Origin
+	// GivenUID: the manifest has no metadata.uid and podrun gave the pod
+	// its UID. A kubelet gives such a manifest another UID (a hash of
+	// its own), so it can never adopt the pod (docs/handover.md).
+	GivenUID bool
 }
 
 // ConfigMap is a decoded, defaulted and validated ConfigMap.

@@ -56,6 +56,27 @@ func TestUID(t *testing.T) {
 	}
 }
 
+// TestGivenUID: a pod says whether podrun gave its UID, which the
+// hand-over needs (a kubelet can adopt only a pod whose UID the manifest
+// has).
+func TestGivenUID(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		want      bool
+	}{
+		{"no metadata.uid", podYAML, true},
+		{"metadata.uid", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"6b1c1a7e-5d2f-4a43-9c1e-0d8f3a2b7c11"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`, false},
+	} {
+		set, err := Decode("/etc/pods/pod.yaml", []byte(tt.doc), Options{NodeName: "node1"})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := set.Pods[0].GivenUID; got != tt.want {
+			t.Errorf("%s: GivenUID %t, want %t (UID %s)", tt.name, got, tt.want, set.Pods[0].UID)
+		}
+	}
+}
+
 func TestUIDGolden(t *testing.T) {
 	got := objectUID("stdin", Origin{Doc: 1}, "node1", []byte("x"))
 	const want = "459c53c3-31db-5cff-ae66-66e118a7ca14"
