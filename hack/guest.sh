@@ -35,7 +35,7 @@
 #                             guest's image and runs are under its guest/
 #   PODRUN_GUEST_MEMORY       the guest's memory in MiB (4096)
 #   PODRUN_GUEST_TIMEOUT      seconds before a boot that has not powered
-#                             off is killed and fails (3600)
+#                             off is killed and fails (4500)
 #   PODRUN_GUEST_DEBIAN       the Debian mirror debootstrap reads
 #                             (http://deb.debian.org/debian)
 #   PODRUN_GUEST_RUN          overrides every phase's test pattern (go test -run)
@@ -43,6 +43,10 @@
 #                             the tests, with the testbed up and its env
 #                             set (for looking into the guest: its output
 #                             goes to the console)
+#   PODRUN_GUEST_CARRY        files carried into the guest for such a
+#                             script (space-separated paths), in
+#                             /podrun/carry (another runtime's binaries,
+#                             say: docs/cri-o.md ran CRI-O there so)
 #
 # How the guest reaches the host: qemu's user network (slirp), where
 # 10.0.2.2 is the host's loopback. The registries' certificates are for
@@ -60,7 +64,7 @@ SUITE=bookworm
 DEBIAN_MIRROR=${PODRUN_GUEST_DEBIAN:-http://deb.debian.org/debian}
 DISK_SIZE=8G
 MEMORY=${PODRUN_GUEST_MEMORY:-4096}
-TIMEOUT=${PODRUN_GUEST_TIMEOUT:-3600}
+TIMEOUT=${PODRUN_GUEST_TIMEOUT:-4500}
 # The guest's own packages, besides every package hack/testbed.sh checks
 # for (it runs there too): a systemd node, booted by Debian's kernel.
 GUEST_PACKAGES=(systemd systemd-sysv udev dbus linux-image-amd64 initramfs-tools kmod procps
@@ -277,6 +281,9 @@ payload() {
   done
   phases >"$p/phases"
   if [[ -n ${PODRUN_GUEST_SCRIPT:-} ]]; then cp "$PODRUN_GUEST_SCRIPT" "$p/script.sh"; fi
+  if [[ -n ${PODRUN_GUEST_CARRY:-} ]]; then
+    mkdir -p "$p/carry" && cp -L $PODRUN_GUEST_CARRY "$p/carry/"
+  fi
 }
 
 # testbed_setting NAME: a version hack/testbed.sh builds (its `pins`).
@@ -349,7 +356,7 @@ cmd_inside() {
   rm -rf "$src" /root/shared && cp -r "$share/repo" "$src" && cp -r "$share/shared" /root/shared
   wait_for_address 10.0.2.15
   proxy_registries "$share/host/testbed.env"
-  echo "guest: up after $(cut -d' ' -f1 /proc/uptime)s (systemd started at $(journalctl -b -o short-monotonic --no-pager 2>/dev/null | awk '/systemd\[1\]: systemd [0-9]+ running/ {print $1 $2; exit}')): kernel $(uname -r), systemd $(systemctl --version | awk 'NR == 1 {print $2}'), $(stat -fc %T /sys/fs/cgroup)"
+  echo "guest: up after $(cut -d' ' -f1 /proc/uptime)s: kernel $(uname -r), systemd $(systemctl --version | awk 'NR == 1 {print $2}'), $(stat -fc %T /sys/fs/cgroup)"
   export PODRUN_TESTBED_DIR=$GUEST_TESTBED PODRUN_TESTBED_REGISTRIES=$share/host
   export PODRUN_E2E_BINARY=$src/bin/podrun PODRUN_E2E_RESTART_RUNTIME=1 PODRUN_E2E_TIMEOUT_SCALE=$TIMEOUT_SCALE
   while read -r name flavor driver kubelet run; do
