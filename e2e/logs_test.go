@@ -128,6 +128,21 @@ func TestE2ELogsDetached(t *testing.T) {
 	}
 }
 
+// TestE2ELogsCompleteUpToTheExit: a container printing without pause up
+// to its exit has all of its output in the run's: the runtime can still
+// be writing the log when it reports the exit, and the run reads on until
+// the log is quiet (docs/logs-exec.md). On containerd 1.6 a run of 20 MB
+// lost its last 110 KB before.
+func TestE2ELogsCompleteUpToTheExit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-q", "-f", testdata("logs/burst.yaml")}, "")
+	expectCode(t, r, 0)
+	if n, lines := len(r.stdout), strings.Count(r.stdout, "y\n"); n != 4000000 || lines != 2000000 {
+		t.Errorf("stdout: %d bytes, %d lines of y; want 4000000 and 2000000", n, lines)
+	}
+}
+
 func TestE2ELogsFollowAcrossRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -152,7 +152,7 @@ func TestCRIOLogFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out, errb bytes.Buffer
-		startTailer(p, "", &logSink{stdout: &out, stderr: &errb}).finish()
+		startTailer(p, "", &logSink{stdout: &out, stderr: &errb}).finish(false)
 		got[rt] = [2]string{out.String(), errb.String()}
 	}
 	want := [2]string{"hello\n" + long + long + "\n", "oops\n"}

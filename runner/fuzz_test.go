@@ -199,7 +199,7 @@ func writeLog(t *testing.T, dir string, data []byte) string {
 func tail(t *testing.T, dir string, data []byte) (stdout, stderr string) {
 	t.Helper()
 	var out, errb syncBuffer
-	startTailer(writeLog(t, dir, data), "", &logSink{stdout: &out, stderr: &errb}).finish()
+	startTailer(writeLog(t, dir, data), "", &logSink{stdout: &out, stderr: &errb}).finish(false)
 	return out.String(), errb.String()
 }
 

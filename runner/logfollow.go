@@ -32,6 +32,20 @@ import (
 //
 // criStream decodes as ReadLogs does the same bytes (no tail, since or
 // timestamps); FuzzCRILog holds the two to the same output on any file.
+//
+// The runtime writes the log after the container has printed it, and can
+// be behind when it reports the container exited: containerd's CRI logger
+// reads the container's output from a pipe and writes it a line at a time,
+// and its exit handling waits for the pipe's copy, not for those writes
+// (internal/cri/server/container_start.go createContainerLoggers closes
+// the file only once both loggers are done). A container that printed
+// 20 MB of 2-byte lines up to its exit lost its last 110 KB in podrun's
+// output on containerd 1.6 when the tailer stopped at the end the file had
+// when the exit was seen. So a tailer of an instance that has exited, and
+// whose log was still growing when it was told so, reads on until the log
+// has not grown for drainQuiet (ReadLogs, following, stops once the
+// container is not running and the log has been quiet for a second). A
+// log that was quiet then is read to its end at once: nothing is behind.
 
 const (
 	// followPause is how long a tailer whose last read found output waits
@@ -45,6 +59,11 @@ const (
 	logPollInterval = 250 * time.Millisecond
 	// readSize is the size of a tailer's reads.
 	readSize = 64 << 10
+	// drainQuiet is how long the log of an exited instance, growing when
+	// its tailer was told to finish, must not grow for the runtime to
+	// count as done writing it; drainMax bounds the wait.
+	drainQuiet = 250 * time.Millisecond
+	drainMax   = 10 * time.Second
 )
 
 // maxFollowing is how many of a run's tailers watch their logs at once.
@@ -58,6 +77,7 @@ const maxFollowing = 64
 type tailer struct {
 	path    string
 	stopped atomic.Bool   // finish was called: the instance writes nothing more
+	exited  atomic.Bool   // the instance has exited: its log may still grow a little
 	stop    chan struct{} // closed with it
 	once    sync.Once
 	done    chan struct{}
@@ -106,6 +126,11 @@ func (t *tailer) follow(sink *logSink, dec *criStream) error {
 			return err
 		}
 		if last {
+			if t.exited.Load() && (n > 0 || found) {
+				if err := drain(f, buf, dec, sink, drainQuiet, drainMax); err != nil {
+					return err
+				}
+			}
 			dec.end()
 			return nil
 		}
@@ -169,13 +194,40 @@ func readLogChunks(f *os.File, buf []byte, dec *criStream) (int, error) {
 	}
 }
 
+// drain reads the log of an exited instance until it has not grown for
+// quiet, or for at most max: what the runtime still writes of it.
+func drain(f *os.File, buf []byte, dec *criStream, sink *logSink, quiet, max time.Duration) error {
+	start := time.Now()
+	grew := start
+	for time.Since(grew) < quiet && time.Since(start) < max {
+		time.Sleep(followPause)
+		n, err := readLogChunks(f, buf, dec)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			grew = time.Now()
+			sink.flush()
+		}
+	}
+	return nil
+}
+
 // finish reads everything that is left and waits for the tailer to end.
-func (t *tailer) finish() {
+// exited says the instance has exited (not a run detaching from a running
+// one): the tailer then also reads what the runtime is still writing.
+func (t *tailer) finish(exited bool) {
+	t.end(exited)
+	<-t.done
+}
+
+// end tells the tailer to read to the end and stop, without waiting.
+func (t *tailer) end(exited bool) {
 	t.once.Do(func() {
+		t.exited.Store(exited)
 		t.stopped.Store(true)
 		close(t.stop)
 	})
-	<-t.done
 }
 
 // logWatch is a tailer's inotify watch of its log file, set while the log

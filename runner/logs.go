@@ -362,7 +362,7 @@ func (l *logSet) update(st *runtimeStatus) {
 		}
 		t := l.follow(c)
 		if t != nil && newest[c.Name] != c.ID && c.State == stateExited {
-			t.finish()
+			t.finish(true)
 		}
 	}
 }
@@ -385,7 +385,7 @@ func (l *logSet) started(id, name, path string) {
 	}
 	for oid, t := range l.tailers {
 		if l.names[oid] == name {
-			t.finish()
+			t.finish(true) // an instance replaced by a new start has exited
 		}
 	}
 	for oid, c := range l.waiting {
@@ -414,12 +414,18 @@ func (l *logSet) follow(c *containerStatus) *tailer {
 	return t
 }
 
-// finishAll reads what is left of every log and stops following.
-func (l *logSet) finishAll() {
+// finishAll reads what is left of every log and stops following, all at
+// once. exited says the pod's containers have been stopped (teardown), not
+// left running (a detach): the tailers then also read what the runtime is
+// still writing.
+func (l *logSet) finishAll(exited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, t := range l.tailers {
-		t.finish()
+		t.end(exited)
+	}
+	for _, t := range l.tailers {
+		<-t.done
 	}
 	for id, c := range l.waiting {
 		_ = copyLog(context.Background(), c.LogPath, l.sink, l.prefix(c.Name))

@@ -135,7 +135,7 @@ func TestTailerWritesAWholeFile(t *testing.T) {
 	appendFile(t, path, lines(ts+" stdout F one", ts+" stderr P err-", ts+" stdout F two", ts+" stderr F one"))
 	var out, errOut syncBuffer
 	tl := startTailer(path, "[p] ", &logSink{stdout: &out, stderr: &errOut})
-	tl.finish()
+	tl.finish(false)
 	if out.String() != "[p] one\n[p] two\n" || errOut.String() != "[p] err-one\n" {
 		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
 	}
@@ -146,7 +146,7 @@ func TestTailerFollowsOutputWrittenLater(t *testing.T) {
 	appendFile(t, path, "")
 	var out syncBuffer
 	tl := startTailer(path, "", &logSink{stdout: &out})
-	defer tl.finish()
+	defer tl.finish(true)
 	appendFile(t, path, ts+" stdout F first\n")
 	waitFor(t, "the first line", 2*time.Second, func() bool { return out.String() == "first\n" })
 	// Half a line is held back until its end arrives.
@@ -157,6 +157,44 @@ func TestTailerFollowsOutputWrittenLater(t *testing.T) {
 	}
 	appendFile(t, path, ts+" stdout F ond\n")
 	waitFor(t, "the second line", 2*time.Second, func() bool { return out.String() == "first\nsecond\n" })
+}
+
+// A runtime can still be writing an exited container's log when it reports
+// the exit (containerd's CRI logger writes what it read from the pipe after
+// the exit handling's wait for the copy): the tailer of an exited instance
+// reads on until the log is quiet. On containerd 1.6 a container printing
+// 20 MB up to its exit lost its last 110 KB in the run's output.
+func TestTailerOfAnExitedInstanceReadsWhatTheRuntimeStillWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	appendFile(t, path, "")
+	var out syncBuffer
+	tl := startTailer(path, "", &logSink{stdout: &out})
+	const batches, perBatch = 60, 50
+	wrote := make(chan struct{})
+	var want strings.Builder
+	var batch []string
+	for i := range batches * perBatch {
+		fmt.Fprintf(&want, "line %d\n", i)
+		batch = append(batch, fmt.Sprintf("%s stdout F line %d", ts, i))
+	}
+	go func() {
+		defer close(wrote)
+		for b := range batches {
+			appendFile(t, path, lines(batch[b*perBatch:(b+1)*perBatch]...))
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	waitFor(t, "some output", 2*time.Second, func() bool { return out.String() != "" })
+	tl.finish(true) // the exit is seen while the runtime is behind
+	<-wrote
+	if got := out.String(); got != want.String() {
+		t.Errorf("stdout has %d of the %d lines; the last: %q", strings.Count(got, "\n"), batches*perBatch, lastLine(got))
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 // finish wakes a tailer that waits for output at once, not at ReadLogs'
@@ -170,8 +208,10 @@ func TestTailerFinishIsPrompt(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // waiting for more
 	appendFile(t, path, ts+" stdout F two\n")
 	start := time.Now()
-	tl.finish()
-	if d := time.Since(start); d > 700*time.Millisecond {
+	tl.finish(true)
+	// The log grew at the end: the tailer reads on until it has been quiet
+	// for drainQuiet, and not for ReadLogs' second.
+	if d := time.Since(start); d > drainQuiet+700*time.Millisecond {
 		t.Errorf("finish took %s, want it prompt", d)
 	}
 	if out.String() != "one\ntwo\n" {
@@ -187,7 +227,7 @@ func TestTailerWithoutAFollowSlotReadsAtFinish(t *testing.T) {
 	var out syncBuffer
 	tl := startTailer(path, "", &logSink{stdout: &out, followSlots: make(chan struct{})}) // never a free slot
 	appendFile(t, path, ts+" stdout F two\n"+ts+" stdout P three")
-	tl.finish()
+	tl.finish(true)
 	if out.String() != "one\ntwo\nthree\n" {
 		t.Errorf("stdout = %q", out.String())
 	}
@@ -210,7 +250,7 @@ func TestTailerWithoutInotifyPolls(t *testing.T) {
 	appendFile(t, path, lines(ts+" stdout F three", ts+" stderr F err two"))
 	waitFor(t, "the lines written later", 2*time.Second, func() bool { return out.String() == "[p] one\n[p] two-three\n" })
 	appendFile(t, path, ts+" stdout F four\n")
-	tl.finish()
+	tl.finish(true)
 	if out.String() != "[p] one\n[p] two-three\n[p] four\n" || errOut.String() != "[p] err one\n[p] err two\n" {
 		t.Errorf("stdout = %q, stderr = %q", out.String(), errOut.String())
 	}
@@ -220,7 +260,7 @@ func TestTailerOfAMissingFileFinishes(t *testing.T) {
 	var out syncBuffer
 	tl := startTailer(filepath.Join(t.TempDir(), "never.log"), "", &logSink{stdout: &out})
 	done := make(chan struct{})
-	go func() { tl.finish(); tl.finish(); close(done) }()
+	go func() { tl.finish(true); tl.finish(true); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
@@ -255,7 +295,7 @@ func TestLogSetPrefixesOnlyWhenMulti(t *testing.T) {
 		var out syncBuffer
 		ls := newLogSet(&logSink{stdout: &out}, "web", multi)
 		ls.update(st)
-		ls.finishAll()
+		ls.finishAll(true)
 		want := "hi\n"
 		if multi {
 			want = "[pod/web/c] hi\n"
@@ -282,7 +322,7 @@ func TestLogSetWritesAReplacedInstanceBeforeItsSuccessor(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "from 0\n") {
 		t.Errorf("stdout = %q, want the old instance's output first", out.String())
 	}
-	ls.finishAll()
+	ls.finishAll(true)
 	if out.String() != "from 0\nfrom 1\n" {
 		t.Errorf("stdout = %q", out.String())
 	}
@@ -332,7 +372,7 @@ func TestNewLogSinkDropsDiscardingWriters(t *testing.T) {
 	if len(ls.tailers) != 0 {
 		t.Errorf("a run without output followed %d logs", len(ls.tailers))
 	}
-	ls.finishAll()
+	ls.finishAll(true)
 }
 
 // wrapped is a writer that says what it wraps, as main's output guard.
@@ -354,7 +394,7 @@ func TestLogSetWaitsForALogFile(t *testing.T) {
 		t.Fatalf("tailers %v, waiting %v: want the instance waiting for its file", ls.tailers, ls.waiting)
 	}
 	appendFile(t, path, ts+" stdout F late\n")
-	ls.finishAll()
+	ls.finishAll(true)
 	if out.String() != "late\n" {
 		t.Errorf("stdout = %q", out.String())
 	}
@@ -517,7 +557,7 @@ func TestTailerWritesAFastLogInFewWrites(t *testing.T) {
 	var rec writeRecorder
 	tl := startTailer(path, "", newLogSink(rec.stream("stdout"), rec.stream("stderr")))
 	appendFile(t, path, log.String())
-	tl.finish()
+	tl.finish(true)
 	var got strings.Builder
 	writes := rec.all()
 	for _, w := range writes {

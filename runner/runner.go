@@ -320,7 +320,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 		if derr := p.recordStatus(func(rec *statusRecord) { rec.Detached = true }); derr != nil {
 			res.failWith(fmt.Errorf("detaching: %w (tearing the pod down: unmarked, a later run would take it for a dead run's leftover)", derr))
 		} else {
-			p.logs.finishAll()
+			p.logs.finishAll(false)
 			res.Logs = p.readLogTails()
 			p.event("Detached", "leaving the pod running")
 			res.failWith(p.logsLost())

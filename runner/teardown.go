@@ -51,7 +51,7 @@ func (p *podRun) teardown() error {
 	}
 	testPause(p.r.ctx, PauseTeardown)
 	p.observeFinal(ctx)
-	p.logs.finishAll()
+	p.logs.finishAll(true)
 	p.lostLogs = p.logsLost()
 	p.logTails = p.readLogTails() // before the log dir goes
 	for _, id := range ids {
