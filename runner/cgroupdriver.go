@@ -260,3 +260,17 @@ func cgroupDriverHint(msg, driver string, src CgroupDriverSource) string {
 	}
 	return ""
 }
+
+// withCgroupDriverHint adds cgroupDriverHint to err, an error of the
+// runtime creating the pod's sandbox or a container: when the runtime
+// refused the pod cgroup podrun handed it for the other driver, which
+// driver podrun used, why, and the flag that fixes it.
+func (p *podRun) withCgroupDriverHint(err error) error {
+	if p.cgroup == "" {
+		return err // no pod cgroup: the runtime placed the pod itself
+	}
+	if hint := cgroupDriverHint(err.Error(), p.r.facts.CgroupDriver, p.r.facts.CgroupDriverSource); hint != "" {
+		return fmt.Errorf("%w; %s", err, hint)
+	}
+	return err
+}

@@ -1,21 +1,193 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/dump"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/volumes"
 )
+
+// A container's start, as the kubelet's kuberuntime_container.go has it:
+// startContainer (the restart back-off, the image, the config,
+// CreateContainer, StartContainer, the postStart hook) beside the config
+// it starts with (makeContainerConfig: containerConfig's decision from
+// containerInput, then the mounts).
+
+// startContainer starts one container instance unless it is in back-off.
+// It reports whether it started one, and when a deferred start is due.
+func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Container) (bool, time.Time, error) {
+	prev := p.observed.latest(c.Name)
+	if until, in := p.restartBackOff(c, prev); in {
+		return false, until, nil
+	}
+
+	sandboxCfg := p.sandboxes[sandboxID]
+	ref, wakeAt, err := p.ensureImage(ctx, c, sandboxCfg)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if ref == "" {
+		// The pull failed for now, or is in back-off: look again at wakeAt.
+		return false, wakeAt, nil
+	}
+	restartCount := 0
+	if prev != nil {
+		restartCount = prev.RestartCount + 1
+	}
+	cfg, err := p.makeContainerConfig(ctx, sandboxID, c, ref, restartCount)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	hookCtx := ctx // a signal may cut the postStart hook
+	// As for the sandbox, a signal must not cut create or start midway.
+	ctx = context.WithoutCancel(ctx)
+	id, err := p.r.rt.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateContainerErr, Message: err.Error()}
+		// A sandbox that died meanwhile is recreated by the next sync; in a
+		// ready sandbox the runtime refuses this container for good.
+		if st, serr := p.r.rt.PodSandboxStatus(ctx, sandboxID, false); serr == nil &&
+			st.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+			p.acted.all = true
+			return true, time.Time{}, nil
+		}
+		return false, time.Time{}, p.withCgroupDriverHint(fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err))
+	}
+	p.acted.containers = append(p.acted.containers, id)
+	p.event("Created", "Created container %s", c.Name)
+	if err := p.r.rt.StartContainer(ctx, id); err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonRunContainerError, Message: err.Error()}
+		p.event("Failed", "Error: %s: %v", reasonRunContainerError, err)
+		// containerd leaves the container exited (128, StartError), and the
+		// restart policy decides what next. CRI-O removes it: the next sync
+		// would create it again at once, and again, as nothing changes in
+		// a run; like a container the runtime refuses to create, the run
+		// ends (exit 125).
+		if _, serr := p.r.rt.ContainerStatus(ctx, id); cri.IsNotFound(serr) {
+			return false, time.Time{}, fmt.Errorf("%s: starting container %q (the runtime removed it): %w", reasonRunContainerError, c.Name, err)
+		}
+		return true, time.Time{}, nil
+	}
+	delete(p.reasons, c.Name)
+	p.event("Started", "Started container %s", c.Name)
+	// Its output shows from now on, while the hook below runs (logs.go).
+	if cfg.GetLogPath() != "" && sandboxCfg.GetLogDirectory() != "" {
+		p.logs.started(id, c.Name, filepath.Join(sandboxCfg.GetLogDirectory(), cfg.GetLogPath()))
+	}
+	// The postStart hook runs synchronously; if it fails the container is
+	// killed, to be restarted by its restart policy (hooks.go).
+	p.postStart(hookCtx, id, c)
+	return true, time.Time{}, nil
+}
+
+// restartBackOff is the kubelet's doBackOff for a container whose newest
+// instance prev exited: while the back-off from its exit runs, the
+// container waits in CrashLoopBackOff, and the returned time is when the
+// kubelet would look at it again (requeueAfter: the back-off's end plus
+// jitter); past the back-off's end, the next restart's back-off is
+// recorded.
+func (p *podRun) restartBackOff(c *v1.Container, prev *containerStatus) (until time.Time, in bool) {
+	if prev == nil || prev.State != stateExited {
+		return time.Time{}, false
+	}
+	now := p.r.now()
+	if until, in := p.backoff.until(c.Name, prev.FinishedAt, now); in {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", p.backoff.delay(c.Name), c.Name, p.fullName())
+		if p.reasons[c.Name].Reason != reasonCrashLoopBackOff {
+			p.event("BackOff", "Back-off restarting failed container %s in pod %s", c.Name, p.fullName())
+		}
+		p.reasons[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: msg}
+		return now.Add(requeueAfter(until.Sub(now), p.r.jitter())), true
+	}
+	p.backoff.next(c.Name, prev.FinishedAt, now)
+	return time.Time{}, false
+}
+
+// makeContainerConfig is the CRI config of the container's instance
+// restartCount from image ref, with its mounts. What fails is a
+// CreateContainerConfigError, recorded as the container's waiting reason.
+func (p *podRun) makeContainerConfig(ctx context.Context, sandboxID string, c *v1.Container, ref string, restartCount int) (*runtimeapi.ContainerConfig, error) {
+	var cfg *runtimeapi.ContainerConfig
+	// The kubelet's getImageUser, for runAsNonRoot and the default uid.
+	img, err := p.imageStatus(ctx, ref)
+	if err != nil {
+		err = &configError{err.Error()}
+	} else {
+		cfg, err = containerConfig(p.containerInput(c, ref, restartCount, p.ips[sandboxID], imageUserOf(img)))
+	}
+	if err != nil {
+		// A config error ends the run (exit 125); the status shows the
+		// reason and the kubelet's message.
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		p.event("Failed", "Error: %v", err)
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	// The kubelet's makeMounts, after the environment (for subPathExpr):
+	// the volume mounts come first.
+	mounts, err := p.containerMounts(c, p.ips[sandboxID])
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	cfg.Mounts = append(mounts, cfg.Mounts...)
+	// Then the managed /etc/hosts, rewritten for every start (kubelet
+	// makeMounts), and the instance's termination message file (kuberuntime
+	// makeMounts; like the kubelet, a file that cannot be made is skipped).
+	hosts, err := p.hostsMount(c, p.ips[sandboxID])
+	if err != nil {
+		p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+		return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+	}
+	if hosts != nil {
+		cfg.Mounts = append(cfg.Mounts, hosts)
+	}
+	if term, err := p.terminationMount(c); err != nil {
+		p.event("Warning", "error on creating termination-log file for container %s: %v", c.Name, err)
+	} else if term != nil {
+		cfg.Mounts = append(cfg.Mounts, term)
+	}
+	// Last, the directory of the container's log file, 0755 (the kubelet's
+	// generateContainerConfig): CRI-O makes only the pod's log dir, and
+	// its conmon fails the create without this one; containerd makes it
+	// itself. It goes with the pod's log dir.
+	if dir := containerLogDir(p.sandboxes[sandboxID], cfg); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			err = fmt.Errorf("create container log directory for container %s failed: %w", c.Name, err)
+			p.reasons[c.Name] = waitingReason{Reason: reasonCreateConfigError, Message: err.Error()}
+			p.event("Failed", "Error: %v", err)
+			return nil, fmt.Errorf("%s: %w", reasonCreateConfigError, err)
+		}
+	}
+	return cfg, nil
+}
+
+// containerInput is what containerConfig decides container c's instance
+// restartCount from: image ref, run as the image's user u, in a sandbox
+// with podIPs.
+func (p *podRun) containerInput(c *v1.Container, ref string, restartCount int, podIPs []string, u imageUser) containerInput {
+	return containerInput{
+		Pod: p.pod, Container: c, RestartCount: restartCount, ImageRef: ref, Owner: p.r.opts.Owner,
+		PodIPs: podIPs, HostIP: p.r.facts.HostIP, Node: volumeNode(p.r.facts.Node),
+		Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
+		MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: u,
+		SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
+		UsernsBase: p.r.userns[p.uid],
+	}
+}
 
 // configError is a container config problem the kubelet reports as
 // CreateContainerConfigError.

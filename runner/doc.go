@@ -9,7 +9,7 @@
 // Run order, and the file (or package) of each stage:
 //
 //	facts.go       GatherFacts: node, readiness, CNI check, cgroup driver, handlers (one CRI Status)
-//	cgroupdriver.go decideCgroupDriver: the cgroup driver and where it came from; cgroupDriverHint
+//	cgroupdriver.go decideCgroupDriver: the cgroup driver and where it came from; cgroupDriverHint, withCgroupDriverHint
 //	runner.go      Run: the run's order below, one goroutine per pod (runPod)
 //	admission      package runner/admission: whether the node takes each pod
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
@@ -17,16 +17,16 @@
 //	reclaim.go     reclaim: what dead podruns left; checkNotRunning; the pods an argument names (findPod, namedPods; List for completion)
 //	datadirs.go    makePodDataDirs: the pod's data dir with its owner record
 //	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
-//	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps
+//	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps (each step's effect in its operation's file)
 //	observe.go     observer: the runtime's view of the run (events, else polling)
 //	runtimestatus.go runtimeStatus: what the runtime says of a pod's sandboxes and containers
 //	podstatus.go   podStatusFor: the v1.PodStatus the kubelet would report
 //	plan.go        computePodActions: what to create, start and kill next
-//	sandbox.go     sandboxConfig: the CRI PodSandboxConfig of a pod
+//	sandbox.go     createSandbox (RunPodSandbox) and sandboxConfig, the CRI PodSandboxConfig it creates the pod's sandbox with
 //	dns.go         dnsConfigFor: the sandbox's resolv.conf
 //	hostname.go    podHostnames: hostname, domain and the sandbox's nodename
 //	image.go       pullDecision, ensureImage: whether and how to pull (credentials: package runner/credentials)
-//	container.go   containerConfig: the CRI ContainerConfig of a container
+//	container.go   startContainer (restart back-off, CreateContainer, StartContainer) and containerConfig, the CRI ContainerConfig it starts a container with
 //	env.go         containerEnv: a container's environment (envFrom, env, valueFrom)
 //	envfile.go     fileKeyRef values
 //	security.go    containerSecurityContext, verifyRunAsNonRoot: uid, caps, seccomp, ...
@@ -55,7 +55,9 @@
 //	testpause.go   test-only pause points at the stages of a run (e2e/faults_test.go)
 //
 // Decisions are pure functions over explicit inputs, tested with tables;
-// effects are thin and sit next to the decision they carry out. The leaf
+// effects are thin and sit next to the decision they carry out: an
+// operation and its decision share a file (createSandbox and sandboxConfig,
+// startContainer and containerConfig, ensureImage and pullDecision). The leaf
 // stages the kubelet keeps outside kuberuntime are packages of their own
 // with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
 // (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level

@@ -1,13 +1,111 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"maps"
+	"os"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri"
 )
+
+// A pod's sandbox, as the kubelet's kuberuntime_sandbox.go has it: its
+// creation (createSandbox: the log dir, RunPodSandbox, made again when the
+// runtime went away during the call, the pod's IPs) beside the config it
+// is created with (podSandboxConfig gathers sandboxInput, sandboxConfig
+// decides).
+
+// podSandboxConfig is the pod's sandbox config for attempt (the kubelet's
+// generatePodSandboxConfig), with the DNS warnings to report. Like the
+// kubelet's, it refuses a pod whose hostname it cannot form (an FQDN over
+// 64 characters, say).
+func (p *podRun) podSandboxConfig(attempt uint32) (*runtimeapi.PodSandboxConfig, []string, error) {
+	if !p.pod.Spec.HostNetwork {
+		if _, err := podHostnames(p.pod, p.r.opts.ClusterDomain); err != nil {
+			return nil, nil, fmt.Errorf("generating the pod sandbox config: %w", err)
+		}
+	}
+	dns, warnings := dnsConfigFor(dnsInput{Pod: p.pod, Host: p.r.host, ClusterDNS: p.r.opts.ClusterDNS, ClusterDomain: p.r.opts.ClusterDomain})
+	return sandboxConfig(sandboxInput{
+		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
+		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
+		UsernsBase: p.r.userns[p.uid], GivenUID: p.r.opts.GivenUIDs[p.pod.UID],
+	}), warnings, nil
+}
+
+// createSandbox runs a new sandbox for the pod and learns its IPs.
+func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, error) {
+	cfg, warnings, err := p.podSandboxConfig(attempt)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range warnings {
+		p.event("Warning", "%s", w)
+	}
+	// The pod's log dir, 0755, as the kubelet's createPodSandbox makes it
+	// before RunPodSandbox: containerd would make it 0755 too, CRI-O 0700.
+	if dir := cfg.GetLogDirectory(); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("creating the pod sandbox: creating its log directory: %w", err)
+		}
+	}
+	// A signal must not cut a call that creates something: the runtime
+	// would go on creating it after podrun stopped looking, and teardown
+	// would miss it. The call is bounded by the client's per-call timeout.
+	ctx = context.WithoutCancel(ctx)
+	id, err := p.runPodSandbox(ctx, cfg)
+	if err != nil {
+		return "", p.withCgroupDriverHint(fmt.Errorf("creating the pod sandbox: %w", err))
+	}
+	p.sandboxes[id] = cfg
+	// The observer learns of it now rather than from a listing.
+	sb := &runtimeapi.PodSandbox{Id: id, Metadata: cfg.Metadata, State: runtimeapi.PodSandboxState_SANDBOX_READY,
+		CreatedAt: p.r.now().UnixNano(), Labels: cfg.Labels, Annotations: cfg.Annotations}
+	p.acted.sandboxes = append(p.acted.sandboxes, sb)
+	if !p.pod.Spec.HostNetwork {
+		st, err := p.r.rt.PodSandboxStatus(ctx, id, false)
+		if err != nil {
+			return "", fmt.Errorf("reading the pod sandbox status: %w", err)
+		}
+		sb.State, sb.CreatedAt = st.GetStatus().GetState(), st.GetStatus().GetCreatedAt()
+		if ips := sandboxIPs(st); len(ips) > 0 {
+			p.ips[id] = ips
+		}
+	}
+	return id, nil
+}
+
+// runPodSandboxAttempts bounds the RunPodSandbox calls of one sandbox that
+// the runtime cuts short by going away.
+const runPodSandboxAttempts = 3
+
+// runPodSandbox is RunPodSandbox, made again when the runtime went away
+// during the call (restarted: the client waits for it to come back), as
+// the kubelet's next SyncPod would make it. What the lost call made — a
+// sandbox of the pod's run that podrun has no ID of, half made or whole —
+// is removed first, so that nothing is left of it and its name is free.
+func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	for attempt := 1; ; attempt++ {
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		if err == nil || !cri.IsUnavailable(err) || attempt == runPodSandboxAttempts {
+			return id, err
+		}
+		p.event("FailedCreatePodSandBox", "Failed to create pod sandbox: %v; the runtime went away: trying again", err)
+		for _, id := range p.sandboxIDs(ctx) {
+			if _, known := p.sandboxes[id]; known {
+				continue
+			}
+			if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
+				return "", fmt.Errorf("removing pod sandbox %s, left by a RunPodSandbox the runtime cut short: %w", id, err)
+			}
+		}
+	}
+}
 
 // sandboxInput is everything sandboxConfig decides from.
 type sandboxInput struct {
