@@ -276,20 +276,6 @@ func valueCandidates(path string, f cli.Flag, prefix string) []candidate {
 	return nil
 }
 
-func findFlag(flags []cli.Flag, name string) cli.Flag {
-	for _, f := range flags {
-		if slices.Contains(f.Names(), name) {
-			return f
-		}
-	}
-	return nil
-}
-
-func takesValue(f cli.Flag) bool {
-	df, ok := f.(cli.DocGenerationFlag)
-	return ok && df.TakesValue()
-}
-
 func takesFile(f cli.Flag) bool {
 	switch f := f.(type) {
 	case *cli.StringFlag:

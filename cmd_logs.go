@@ -16,14 +16,6 @@ import (
 // `podrun logs`: kubectl logs for the pods podrun runs, read from the
 // runtime's log files (runner.Logs).
 
-// containerFlag is -c/--container of logs and exec: the container to
-// use, by default the one the pod's default-container annotation names,
-// else the fallback kubectl's command takes.
-func containerFlag(fallback string) cli.Flag {
-	return &cli.StringFlag{Name: "container", Category: catInput, Aliases: []string{"c"},
-		Usage: "the container; default: the one the pod's kubectl.kubernetes.io/default-container annotation names, " + fallback}
-}
-
 func logsCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "logs",
@@ -102,86 +94,4 @@ func logsAction(c *cli.Context, stdout, stderr io.Writer) error {
 	return withRuntimeUntilSignal(c, func(ctx context.Context, rt runner.Runtime) error {
 		return runner.Logs(ctx, rt, pod, opts)
 	})
-}
-
-// withRuntimeUntilSignal is withRuntime for a command that runs until
-// interrupted (logs -f, exec): a SIGINT or SIGTERM ends it with 130 or
-// 143 and no message.
-func withRuntimeUntilSignal(c *cli.Context, f func(ctx context.Context, rt runner.Runtime) error) error {
-	ctx, _, sigCode, stop := signals()
-	defer stop()
-	rt, err := dial(ctx, str(c, "runtime-endpoint"))
-	if err != nil {
-		return interrupted(err, sigCode)
-	}
-	defer rt.Close()
-	err = f(ctx, rt)
-	if code := sigCode(); code != 0 {
-		return &exitError{code: code}
-	}
-	var ee *exitError
-	if err != nil && !errors.As(err, &ee) {
-		return podrunError(err)
-	}
-	return err
-}
-
-// interspersed lets the flags of the commands that take PODs
-// (podArgCommands) come after POD, as kubectl takes them (`podrun logs
-// web -f`, `podrun exec web -c app -- sh`, `podrun ps web -o wide`,
-// `podrun down web -q`): it moves them in front of the command's
-// arguments, up to a "--", after which everything is the command to run.
-// The flags of podrun itself before the command name are skipped over.
-func interspersed(app *cli.App, args []string) []string {
-	i := 1
-	for i < len(args) && isFlag(args[i]) {
-		if argTakesValue(app.Flags, args[i]) {
-			i++
-		}
-		i++
-	}
-	if i >= len(args) {
-		return args
-	}
-	cmd := app.Command(args[i])
-	if cmd == nil {
-		return args
-	}
-	if _, takesPods := podArgCommands[cmd.Name]; !takesPods {
-		return args
-	}
-	var flags, rest []string
-	tail := args[i+1:]
-	for j := 0; j < len(tail); j++ {
-		a := tail[j]
-		if a == "--" {
-			rest = append(rest, tail[j:]...)
-			break
-		}
-		if !isFlag(a) {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		if argTakesValue(cmd.Flags, a) && j+1 < len(tail) {
-			flags = append(flags, tail[j+1])
-			j++
-		}
-	}
-	out := append(append([]string{}, args[:i+1]...), flags...)
-	return append(out, rest...)
-}
-
-func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }
-
-// argTakesValue reports whether the flag argument a (-x, --name) is one of
-// flags that takes its value from the next argument: not a boolean, and
-// not given as --name=value.
-func argTakesValue(flags []cli.Flag, a string) bool {
-	name := strings.TrimLeft(a, "-")
-	if strings.Contains(name, "=") {
-		return false
-	}
-	f := findFlag(flags, name)
-	return f != nil && takesValue(f)
 }

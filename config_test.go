@@ -156,3 +156,16 @@ spec: {containers: [{name: c, image: busybox}]}
 		t.Errorf("GivenUIDs %v, want only %s (not %s)", opts.GivenUIDs, given, kept)
 	}
 }
+
+func TestParseHeaders(t *testing.T) {
+	h, err := parseHeaders([]string{"a:hello", "b: again", "a:world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Values("A"); len(got) != 2 || got[0] != "hello" || got[1] != "world" {
+		t.Errorf("a = %v, want [hello world] in order", got)
+	}
+	if h.Get("B") != "again" {
+		t.Errorf("b = %q", h.Get("B"))
+	}
+}

@@ -12,7 +12,8 @@ package main
 // and read the diff. Scripts never reach a runtime: CONTAINER_RUNTIME_ENDPOINT
 // names a socket in the script's work dir that nothing serves, so a script
 // that got as far as dialing fails with that error instead of its golden.
-// Cases that need a runtime use the fake CRI in Go tests (main_test.go) or
+// Cases that need a runtime use the fake CRI in Go tests (cmd_*_test.go,
+// through main_test.go's podrunAt) or
 // the real testbed (e2e/).
 
 import (

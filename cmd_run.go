@@ -1,0 +1,259 @@
+package main
+
+// `podrun run`, which is also podrun itself: the pods of the manifests run
+// once (runner.Run), their output streamed, then reported with the exit
+// status of how they ended.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/cni"
+	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/sources"
+)
+
+// runCommand is `podrun run`; newApp gives podrun itself its flags and
+// action.
+func runCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name: "run", Usage: "run pods from manifests until they complete or are ready, then tear them down",
+		UsageText: "podrun run [flags] -f SOURCE...\n\n" +
+			"# a job pod: stream its logs, exit with its status, give up after 10 minutes\n" +
+			"podrun run --timeout 10m -f job.yaml\n" +
+			"# every manifest of a directory, left running once Ready\n" +
+			"podrun run -d --wait=ready -f manifests/",
+		Flags:  runFlags(),
+		Action: func(c *cli.Context) error { return runAction(c, stdin, stdout, stderr) },
+	}
+}
+
+func runFlags() []cli.Flag {
+	host, _ := os.Hostname()
+	return append(runtimeFlags(),
+		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Category: catInput,
+			Usage: "manifest `SOURCE`, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
+		&cli.StringSliceFlag{Name: "manifest-url-header", Category: catInput,
+			Usage: "`'Name:value'` header sent with manifest URL requests, repeatable; a redirect to another scheme, host or port gets none"},
+		&cli.StringFlag{Name: "manifest-url-ca", Category: catInput, TakesFile: true,
+			Usage: "PEM `FILE` of CA certificates that manifest URL servers are verified against, besides the system roots"},
+		&cli.StringFlag{Name: "pod-logs-dir", Category: catRuntime, TakesFile: true,
+			Usage: "`DIR` for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
+		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto), Category: catOutput,
+			Usage: "what to wait for (`MODE`): complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
+		&cli.DurationFlag{Name: "timeout", Category: catOutput, Usage: "`DURATION` limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
+			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
+		&cli.BoolFlag{Name: "dry-run", Category: catOutput,
+			Usage: "decode, default, validate and admit the pods without running them (the runtime, when one answers, is asked for its cgroup driver alone) and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
+			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
+		&cli.StringFlag{Name: "node-name", Value: host, DefaultText: "this machine's host name", Category: catNode, Usage: "node `NAME`: spec.nodeName default, part of the pod UID"},
+		&cli.StringSliceFlag{Name: "cluster-dns", Category: catNetwork, Usage: "DNS server `IP` for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
+		&cli.StringFlag{Name: "cluster-domain", Category: catNetwork, Usage: "cluster `DOMAIN` for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
+		&cli.StringFlag{Name: "cgroup-root", Value: cgroups.DefaultRoot, Category: catNode,
+			Usage: "`CGROUP` under which each pod gets its cgroup, by QoS class (pod<uid>, burstable/pod<uid>, besteffort/pod<uid>); '' for none"},
+		&cli.StringFlag{Name: "cgroup-driver", Category: catRuntime,
+			Usage: "`DRIVER`: cgroupfs or systemd; default: the runtime's (CRI RuntimeConfig, else its status info), else cgroupfs"},
+		&cli.StringSliceFlag{Name: "system-reserved", Category: catNode,
+			Usage: "`RESOURCES` held back from pods, e.g. cpu=500m,memory=1Gi,ephemeral-storage=1Gi: pods are admitted against the machine's CPUs, memory and --root-dir filesystem less these and the kubelet's default eviction thresholds"},
+		&cli.StringSliceFlag{Name: "node-labels", Category: catNode,
+			Usage: "node `LABELS` for nodeSelector and node affinity, KEY=VALUE, comma list or repeatable (the node always has kubernetes.io/hostname=<node name>, kubernetes.io/os and kubernetes.io/arch)"},
+		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Category: catSecurity,
+			Usage: "`SYSCTLS`, or prefixes ending in *, that pods may set besides the safe ones, comma list or repeatable, e.g. 'kernel.msg*,net.core.somaxconn'"},
+		&cli.StringFlag{Name: "cni-conf-dir", Category: catNetwork, TakesFile: true,
+			Usage: "CNI network config `DIR` checked before pods off the host network run, over the one the runtime reports in its status; " +
+				"with neither, " + cni.DefaultConfDir + " if --cni-bin-dir is given, else no CNI files are checked and the runtime's NetworkReady decides (CRI-O reports no dirs)"},
+		&cli.StringFlag{Name: "cni-bin-dir", Category: catNetwork, TakesFile: true,
+			Usage: "CNI plugin `DIRS`, colon-separated, over the ones the runtime reports in its status; with neither, " + cni.DefaultBinDir + " if --cni-conf-dir is given"},
+		&cli.StringFlag{Name: "image-credentials", TakesFile: true, Category: catSecurity,
+			Usage: "docker config.json `FILE` with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
+		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true, Category: catSecurity,
+			Usage: "`DIR` of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
+		&cli.BoolFlag{Name: "static-pod-names", Category: catNode, Usage: "name and default pods as the kubelet does static pods: <name>-<node-name>, spec.nodeName this node, a NoExecute toleration (for a kubelet taking them over: docs/handover.md)"},
+	)
+}
+
+// outputGuard is podrun's stdout or stderr during a run. SIGPIPE is
+// ignored, so a write to a pipe whose reader is gone (`podrun -f pod.yaml
+// | head -1`) fails with EPIPE instead of killing podrun with its pods left
+// running: the guard then calls closed once and drops every later write,
+// and the run stops and tears down as after a signal (exit 141).
+type outputGuard struct {
+	w      io.Writer
+	closed func()
+	gone   atomic.Bool
+}
+
+func (g *outputGuard) Write(p []byte) (int, error) {
+	if g.gone.Load() {
+		return len(p), nil
+	}
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		if g.gone.CompareAndSwap(false, true) {
+			g.closed()
+		}
+		return len(p), nil
+	}
+	return n, err
+}
+
+// Unwrap is the writer the guard guards: the run's log sink drops a
+// stream whose writer is /dev/null (runner's unlessDiscard), guarded or not.
+func (g *outputGuard) Unwrap() io.Writer { return g.w }
+
+func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(runFlagsOf(c), stdin, stdout, stderr)
+}
+
+// runWith runs the pods the flags name; a dry run stops before the
+// runtime, which it asks for the cgroup driver at most (dryRun). With
+// --junit the report is written whatever the outcome, once the run has
+// ended (junit.go).
+func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	cfg, err := newRunConfig(f, os.ReadFile)
+	if err != nil {
+		return podrunError(err)
+	}
+	in := newInterrupts()
+	defer in.stop()
+	ctx, force, sigCode := in.ctx, in.force, in.exitCode
+	signal.Ignore(syscall.SIGPIPE)
+	jr, err := newJUnitReport(cfg)
+	if err != nil {
+		return podrunError(err)
+	}
+	defer func() { err = jr.write(err, sigCode()) }()
+
+	// 1. Read every manifest before touching the runtime: bad input creates nothing.
+	// A dry run stamps no config.seen: it sees no pod start, and its
+	// output stays the same from one dry run to the next (docs/validate.md).
+	seen := time.Now()
+	if cfg.DryRun {
+		seen = time.Time{}
+	}
+	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
+		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: seen})
+	if err != nil {
+		return interrupted(err, sigCode)
+	}
+	if len(set.Pods) == 0 {
+		names := make([]string, len(cfg.Sources))
+		for i, s := range cfg.Sources {
+			names[i] = sources.DisplayName(s) // a URL without its credentials
+		}
+		return podrunError(fmt.Errorf("no pod in %s", strings.Join(names, ", ")))
+	}
+	if cfg.DryRun {
+		return dryRun(ctx, cfg, set, stdout, stderr, sigCode)
+	}
+	limitMemory()
+	pods := setPods(set)
+	jr.setPods(pods)
+
+	// 2. Connect to the runtime and learn the node and the runtime.
+	rt, err := dial(ctx, cfg.Endpoint)
+	if err != nil {
+		return interrupted(err, sigCode)
+	}
+	defer rt.Close()
+	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
+	if err != nil {
+		return interrupted(err, sigCode)
+	}
+
+	// 3. Run.
+	stdout, errOut := guardOutputs(in, stdout, stderr)
+	opts := cfg.runOptions(set, force, stdout, errOut)
+	stopLive := startLiveProgress(&opts, stderr)
+	defer stopLive()
+	res, err := runner.Run(ctx, rt, facts, pods, opts)
+	stopLive()
+	jr.setResult(res)
+	if err != nil {
+		return runFailed(withOrigins(err, set), res, cfg.Output, stdout, sigCode)
+	}
+
+	// 4. Report.
+	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode), set)
+}
+
+// guardOutputs wraps podrun's stdout and stderr in outputGuards that
+// interrupt the run, once, when either has lost its reader.
+func guardOutputs(in *interrupts, stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	var once sync.Once
+	lost := func() (first bool) {
+		once.Do(func() { first = true; in.interrupt(runner.ExitSIGPIPE) })
+		return first
+	}
+	errOut := &outputGuard{w: stderr, closed: func() { lost() }}
+	out := &outputGuard{w: stdout, closed: func() {
+		if lost() {
+			fmt.Fprintln(errOut, "podrun: stdout is closed (broken pipe): stopping the pods")
+		}
+	}}
+	return out, errOut
+}
+
+// runFailed is the error of a run that could not run its pods. Refused
+// pods that have a status print as the kubelet reports them: rejected ones
+// Failed, with the reason; ones with an invalid image name Pending, the
+// container waiting with InvalidImageName.
+func runFailed(err error, res *runner.Result, output string, stdout io.Writer, sigCode func() int) error {
+	if res != nil && output != "text" {
+		if perr := printPods(stdout, output, res.Pods); perr != nil {
+			return podrunError(errors.Join(err, perr))
+		}
+	}
+	return interrupted(err, sigCode)
+}
+
+// report prints each pod's outcome and, with -o json or yaml, the final
+// pods, and returns podrun's exit status.
+func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode func() int) error {
+	for _, p := range res.Pods {
+		if progress != nil {
+			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
+		}
+	}
+	if output != "text" {
+		if err := printPods(stdout, output, res.Pods); err != nil {
+			return podrunError(err)
+		}
+	}
+	// After printing: a stdout closed meanwhile counts (141).
+	code := res.ExitCode(sigCode())
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: res.Err()}
+}
+
+// printPods prints the final pods as a v1.Pod, or a v1.List for several.
+func printPods(w io.Writer, format string, results []runner.PodResult) error {
+	pods := make([]*v1.Pod, len(results))
+	for i, r := range results {
+		p := podlist.WithKind(r.Pod)
+		p.Status = r.Status
+		pods[i] = p
+	}
+	if len(pods) == 1 {
+		return writeObject(w, format, pods[0])
+	}
+	return writeObject(w, format, podlist.List(pods))
+}
