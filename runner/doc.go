@@ -37,8 +37,9 @@
 //	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
 //	hooks.go       killContainer with preStop, postStart, runHandler
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
-//	logs.go        the CRI log decoder (cri-client's ReadLogs), logTail; the run's buffered log sink
-//	logfollow.go   tailer, criStream: a run's live output, read and decoded as the log grows
+//	logs.go        logSet, logSink: a run's live output, each container's log followed into the run's buffered log sink
+//	logfollow.go   tailer: a container instance's log read as the runtime writes it, into the sink
+//	crilog.go      the CRI log decoder: readLog (cri-client's ReadLogs), logTail; criStream, which decodes as the log grows
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds

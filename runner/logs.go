@@ -9,104 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	crilogs "k8s.io/cri-client/pkg/logs"
-	"k8s.io/klog/v2"
 )
 
-// The CRI log decoder. Every reader of a container's log — `podrun logs`,
-// the FallbackToLogsOnError termination message, logTail, the end of a
-// run's logs — decodes it with k8s.io/cri-client's ReadLogs, the reader of
-// the kubelet and crictl: the CRI and docker-json formats, partial ("P")
-// lines, --since, --tail, timestamps, and following a file (inotify on its
-// directory) until the container stops running. A run's live output is
-// the one exception: it decodes as the log grows (logfollow.go: criStream,
-// held to ReadLogs' output by FuzzCRILog), without the inotify watch that
-// makes the runtime pay for every line it writes.
-
-// logOptions are the decoder's options (TailLines, Since, Follow,
-// Timestamp, LimitBytes), as the kubelet's ReadLogs takes them.
-type logOptions = crilogs.LogOptions
-
-// runningFunc tells a follower whether the container still runs, so that
-// it keeps waiting for output; a follow ends once it says no and the file
-// is read to its end.
-type runningFunc func(ctx context.Context, containerID string) (bool, error)
-
-// readLog decodes the CRI log at path into stdout and stderr, each decoded
-// chunk in one Write: a full line ends with "\n", a partial one does not
-// and the next chunk continues it. With opts.Follow it waits for more
-// until running says the container has stopped. ReadLogs logs through
-// klog; podrun's log reading stays silent and reports what matters as
-// errors.
-func readLog(ctx context.Context, path, containerID string, opts *logOptions, running runningFunc, stdout, stderr io.Writer) error {
-	ctx = klog.NewContext(ctx, logr.Discard())
-	var rs internalapi.RuntimeService
-	if running != nil {
-		rs = statusService{running: running}
-	}
-	return crilogs.ReadLogs(ctx, path, containerID, opts, rs, stdout, stderr)
-}
-
-// statusService is the runtime service ReadLogs asks, while following,
-// whether the container still runs: its ContainerStatus only, answered by
-// a runningFunc (podrun's own CRI client, or a run that knows when an
-// instance is done). ReadLogs calls nothing else; the embedded interface
-// is nil and any other method would panic.
-type statusService struct {
-	internalapi.RuntimeService
-	running runningFunc
-}
-
-func (s statusService) ContainerStatus(ctx context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
-	ok, err := s.running(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	state := runtimeapi.ContainerState_CONTAINER_EXITED
-	if ok {
-		state = runtimeapi.ContainerState_CONTAINER_RUNNING
-	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, State: state}}, nil
-}
-
-// logTail is the text of the last lines of a container's CRI log (both
-// streams, in order, partial lines joined), cut to its last maxBytes bytes
-// when maxBytes > 0: what the kubelet reads for a FallbackToLogsOnError
-// termination message (readLastStringFromContainerLogs, 80 lines into a
-// 2 KiB ring) and what a report shows of a failed container. An incomplete
-// last line is read but does not count as a line.
-func logTail(path string, lines int64, maxBytes int) (string, error) {
-	buf := &tailBuffer{max: maxBytes}
-	if err := readLog(context.Background(), path, "", &logOptions{TailLines: &lines}, nil, buf, buf); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
-}
-
-// tailBuffer keeps the last max bytes written to it (all of them when max
-// is 0), as the kubelet's circular buffer.
-type tailBuffer struct {
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if t.max > 0 && len(t.b) > 2*t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	if t.max > 0 && len(t.b) > t.max {
-		return string(t.b[len(t.b)-t.max:])
-	}
-	return string(t.b)
-}
+// A run's live output: a pod's log set (logSet) follows each container
+// instance's log with a tailer (logfollow.go), which decodes it with the
+// CRI log decoder (crilog.go) into the run's log sink (logSink), which
+// writes it, a whole line at a time with its prefix, to the run's stdout
+// and stderr.
 
 // logSink writes container output to its writers, a whole line at a time
 // with its prefix, so that lines of different containers never

@@ -18,7 +18,7 @@ import (
 )
 
 // `podrun logs`: a container's log read from the runtime's log files with
-// the one decoder (logs.go), picked as the kubelet picks it
+// the one decoder (crilog.go), picked as the kubelet picks it
 // (validateContainerLogStatus), followed across restarts.
 
 // nextInstancePoll is how often `podrun logs -f` looks for the instance
