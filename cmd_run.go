@@ -5,14 +5,13 @@ package main
 // status of how they ended.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/cni"
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/podlist"
@@ -88,61 +88,52 @@ func runFlags() []cli.Flag {
 	)
 }
 
-// outputGuard is podrun's stdout or stderr during a run. SIGPIPE is
-// ignored, so a write to a pipe whose reader is gone (`podrun -f pod.yaml
-// | head -1`) fails with EPIPE instead of killing podrun with its pods left
-// running: the guard then calls closed once and drops every later write,
-// and the run stops and tears down as after a signal (exit 141).
-type outputGuard struct {
-	w      io.Writer
-	closed func()
-	gone   atomic.Bool
-}
-
-func (g *outputGuard) Write(p []byte) (int, error) {
-	if g.gone.Load() {
-		return len(p), nil
-	}
-	n, err := g.w.Write(p)
-	if errors.Is(err, syscall.EPIPE) {
-		if g.gone.CompareAndSwap(false, true) {
-			g.closed()
-		}
-		return len(p), nil
-	}
-	return n, err
-}
-
-// Unwrap is the writer the guard guards: the run's log sink drops a
-// stream whose writer is /dev/null (runner's unlessDiscard), guarded or not.
-func (g *outputGuard) Unwrap() io.Writer { return g.w }
-
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	return runWith(runFlagsOf(c), stdin, stdout, stderr)
 }
 
-// runWith runs the pods the flags name; a dry run stops before the
-// runtime, which it asks for the cgroup driver at most (dryRun). With
-// --junit the report is written whatever the outcome, once the run has
-// ended (junit.go).
+// runWith runs the pods the flags name, in steps: the configuration
+// (newRunConfig), what interrupts the run (runInterrupts), the JUnit
+// report, the manifests (readManifests), then the pods (runPods). A dry
+// run stops before the runtime, which it asks for the cgroup driver at
+// most (dryRun). With --junit the report is written whatever the outcome,
+// once the run has ended (junit.go).
 func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	cfg, err := newRunConfig(f, os.ReadFile)
 	if err != nil {
 		return podrunError(err)
 	}
-	in := newInterrupts()
+	in := runInterrupts()
 	defer in.stop()
-	ctx, force, sigCode := in.ctx, in.force, in.exitCode
-	signal.Ignore(syscall.SIGPIPE)
 	jr, err := newJUnitReport(cfg)
 	if err != nil {
 		return podrunError(err)
 	}
-	defer func() { err = jr.write(err, sigCode()) }()
+	defer func() { err = jr.write(err, in.exitCode()) }()
+	set, err := readManifests(in.ctx, cfg, stdin, in.exitCode)
+	if err != nil {
+		return err
+	}
+	if cfg.DryRun {
+		return dryRun(in.ctx, cfg, set, stdout, stderr, in.exitCode)
+	}
+	limitMemory()
+	return runPods(cfg, set, in, jr, stdout, stderr)
+}
 
-	// 1. Read every manifest before touching the runtime: bad input creates nothing.
-	// A dry run stamps no config.seen: it sees no pod start, and its
-	// output stays the same from one dry run to the next (docs/validate.md).
+// runInterrupts is what interrupts a run: a signal, or a write to a stdout
+// or stderr whose reader is gone, SIGPIPE being ignored (outputGuard).
+func runInterrupts() *interrupts {
+	in := newInterrupts()
+	signal.Ignore(syscall.SIGPIPE)
+	return in
+}
+
+// readManifests reads every manifest before the runtime is touched: bad
+// input creates nothing. A dry run stamps no config.seen: it sees no pod
+// start, and its output stays the same from one dry run to the next
+// (docs/validate.md).
+func readManifests(ctx context.Context, cfg runConfig, stdin io.Reader, sigCode func() int) (*sources.Set, error) {
 	seen := time.Now()
 	if cfg.DryRun {
 		seen = time.Time{}
@@ -150,64 +141,64 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
 		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: seen})
 	if err != nil {
-		return interrupted(err, sigCode)
+		return nil, interrupted(err, sigCode)
 	}
 	if len(set.Pods) == 0 {
 		names := make([]string, len(cfg.Sources))
 		for i, s := range cfg.Sources {
 			names[i] = sources.DisplayName(s) // a URL without its credentials
 		}
-		return podrunError(fmt.Errorf("no pod in %s", strings.Join(names, ", ")))
+		return nil, podrunError(fmt.Errorf("no pod in %s", strings.Join(names, ", ")))
 	}
-	if cfg.DryRun {
-		return dryRun(ctx, cfg, set, stdout, stderr, sigCode)
-	}
-	limitMemory()
+	return set, nil
+}
+
+// runPods runs the pods of set, in steps: the runtime and the facts
+// (connect), the outputs (startOutputs), the run (runner.Run, with the
+// configuration's options wired to the outputs and signals), then the
+// report of how the pods ended (report), or of the pods refused
+// (runFailed). An error about a pod names where it was read from
+// (withOrigins).
+func runPods(cfg runConfig, set *sources.Set, in *interrupts, jr *junitReport, stdout, stderr io.Writer) error {
 	pods := setPods(set)
 	jr.setPods(pods)
-
-	// 2. Connect to the runtime and learn the node and the runtime.
-	rt, err := dial(ctx, cfg.Endpoint)
+	rt, facts, err := connect(in.ctx, cfg, pods, in.exitCode)
 	if err != nil {
-		return interrupted(err, sigCode)
+		return err
 	}
 	defer rt.Close()
-	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
-	if err != nil {
-		return interrupted(err, sigCode)
-	}
-
-	// 3. Run.
-	stdout, errOut := guardOutputs(in, stdout, stderr)
-	opts := cfg.runOptions(set, force, stdout, errOut)
-	stopLive := startLiveProgress(&opts, stderr)
+	out, stopLive := startOutputs(cfg, in, stdout, stderr)
 	defer stopLive()
-	res, err := runner.Run(ctx, rt, facts, pods, opts)
+	res, err := runner.Run(in.ctx, rt, facts, pods, wired(cfg.runOptions(set), out, in.force))
 	stopLive()
 	jr.setResult(res)
 	if err != nil {
-		return runFailed(withOrigins(err, set), res, cfg.Output, stdout, sigCode)
+		return runFailed(withOrigins(err, set), res, cfg.Output, out.stdout, in.exitCode)
 	}
-
-	// 4. Report.
-	return withOrigins(report(res, cfg.Output, opts.Progress, stdout, sigCode), set)
+	return withOrigins(report(res, cfg.Output, out.progress, out.stdout, in.exitCode), set)
 }
 
-// guardOutputs wraps podrun's stdout and stderr in outputGuards that
-// interrupt the run, once, when either has lost its reader.
-func guardOutputs(in *interrupts, stdout, stderr io.Writer) (io.Writer, io.Writer) {
-	var once sync.Once
-	lost := func() (first bool) {
-		once.Do(func() { first = true; in.interrupt(runner.ExitSIGPIPE) })
-		return first
+// connect dials the runtime and learns the node and the runtime
+// (runner.GatherFacts).
+func connect(ctx context.Context, cfg runConfig, pods []*v1.Pod, sigCode func() int) (*cri.Client, runner.Facts, error) {
+	rt, err := dial(ctx, cfg.Endpoint)
+	if err != nil {
+		return nil, runner.Facts{}, interrupted(err, sigCode)
 	}
-	errOut := &outputGuard{w: stderr, closed: func() { lost() }}
-	out := &outputGuard{w: stdout, closed: func() {
-		if lost() {
-			fmt.Fprintln(errOut, "podrun: stdout is closed (broken pipe): stopping the pods")
-		}
-	}}
-	return out, errOut
+	facts, err := runner.GatherFacts(ctx, rt, pods, cfg.Facts)
+	if err != nil {
+		rt.Close()
+		return nil, runner.Facts{}, interrupted(err, sigCode)
+	}
+	return rt, facts, nil
+}
+
+// wired is a run's options: the configuration's (runConfig.runOptions)
+// with the wiring: where the containers and podrun's progress write
+// (runOutputs), and force, which a second signal closes.
+func wired(opts runner.Options, out runOutputs, force <-chan struct{}) runner.Options {
+	opts.Stdout, opts.Stderr, opts.Progress, opts.Force = out.containerStdout, out.containerStderr, out.progress, force
+	return opts
 }
 
 // runFailed is the error of a run that could not run its pods. Refused

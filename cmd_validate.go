@@ -88,7 +88,7 @@ func dryRun(ctx context.Context, cfg runConfig, set *sources.Set, stdout, stderr
 	if asked && ctx.Err() != nil {
 		return interrupted(fmt.Errorf("asking the runtime for its cgroup driver: %w", ctx.Err()), sigCode)
 	}
-	res, err := runner.DryRun(facts, setPods(set), cfg.runOptions(set, nil, stdout, stderr))
+	res, err := runner.DryRun(facts, setPods(set), wired(cfg.runOptions(set), plainOutputs(cfg, stdout, stderr), nil))
 	if err != nil {
 		// The run's refusals, named as a run names them.
 		return podrunError(withOrigins(err, set))

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -105,7 +104,7 @@ type runConfig struct {
 	StaticPodNames bool
 
 	Facts   runner.FactsConfig
-	Options runner.Options // all but the writers, Force and the run's objects, which runAction adds
+	Options runner.Options // all but the run's objects (runOptions) and the wiring: writers, progress, Force (wired)
 }
 
 // newRunConfig checks the flags and builds the configuration; readFile
@@ -225,32 +224,32 @@ func parseHeaders(vals []string) (http.Header, error) {
 	return h, nil
 }
 
-// runOptions are the run's options: the configuration's, with the
-// writers, the second-signal channel and the run's ConfigMaps and Secrets.
-// With -o json or yaml stdout holds the final pods, so containers write to
-// stderr; --quiet drops podrun's own progress lines.
-func (cfg runConfig) runOptions(set *sources.Set, force <-chan struct{}, stdout, stderr io.Writer) runner.Options {
+// runOptions are the run's options as configured: the configuration's,
+// with the run's ConfigMaps and Secrets, the pods whose UID podrun gave,
+// and with --junit the log lines its report keeps. The wiring (writers,
+// progress, the second signal's channel) is wired's.
+func (cfg runConfig) runOptions(set *sources.Set) runner.Options {
 	opts := cfg.Options
-	opts.Stdout, opts.Stderr, opts.Progress = stdout, stderr, runner.PlainProgress(stderr)
-	if cfg.Output != "text" {
-		opts.Stdout = stderr
-	}
-	if cfg.Quiet {
-		opts.Progress = nil
-	}
-	opts.Force, opts.ConfigMaps, opts.Secrets = force, configMaps(set), secrets(set)
-	for _, p := range set.Pods {
-		if p.GivenUID {
-			if opts.GivenUIDs == nil {
-				opts.GivenUIDs = map[types.UID]bool{}
-			}
-			opts.GivenUIDs[p.UID] = true
-		}
-	}
+	opts.ConfigMaps, opts.Secrets, opts.GivenUIDs = configMaps(set), secrets(set), givenUIDs(set)
 	if cfg.JUnit != "" {
 		opts.LogTailLines = junitLogLines
 	}
 	return opts
+}
+
+// givenUIDs are the UIDs podrun gave the pods of set (their manifests have
+// none); nil when it gave none.
+func givenUIDs(set *sources.Set) map[types.UID]bool {
+	var given map[types.UID]bool
+	for _, p := range set.Pods {
+		if p.GivenUID {
+			if given == nil {
+				given = map[types.UID]bool{}
+			}
+			given[p.UID] = true
+		}
+	}
+	return given
 }
 
 func setPods(set *sources.Set) []*v1.Pod {

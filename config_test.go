@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -150,7 +149,7 @@ spec: {containers: [{name: c, image: busybox}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := runConfig{}.runOptions(set, nil, io.Discard, io.Discard)
+	opts := runConfig{}.runOptions(set)
 	given, kept := set.Pods[0].UID, set.Pods[1].UID
 	if !opts.GivenUIDs[given] || opts.GivenUIDs[kept] || len(opts.GivenUIDs) != 1 {
 		t.Errorf("GivenUIDs %v, want only %s (not %s)", opts.GivenUIDs, given, kept)
