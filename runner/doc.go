@@ -35,7 +35,7 @@
 //	termination.go withTerminationMessage: the termination message (file, or FallbackToLogsOnError's logTail)
 //	probe.go       probeWorker: when to probe and what result to publish
 //	prober.go      podProber: runs the probe workers (exec, HTTP, TCP, gRPC)
-//	hooks.go       killContainer with preStop, postStart, runHandler
+//	hooks.go       postStart, runPreStop, runHandler: the lifecycle hooks
 //	handlers.go    what probes and hooks share: ExecSync, the kubelet's HTTP GET
 //	logs.go        logSet, logSink: a run's live output, each container's log followed into the run's buffered log sink
 //	logfollow.go   tailer: a container instance's log read as the runtime writes it, into the sink
@@ -43,11 +43,12 @@
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
 //	wait.go        waitOutcome: whether the wait condition holds
-//	teardown.go    teardown, killPod: stop, remove, unmount, remove dirs and cgroup
+//	teardown.go    teardown: the pod stopped (killPod), its sandboxes removed, unmount, remove dirs and cgroup
+//	stop.go        how a pod stops, for the run (killPod, killContainer), down (stopForDown) and reclaim (removeSandboxAndPodDirs): grace periods, terminationOrdering, the sandboxes stopped and removed
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
 //	junit.go       JUnitReport: the run's JUnit report (--junit; the format: package runner/junit)
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
-//	down.go        Down and stopTurns: `podrun down`
+//	down.go        Down, downPods: `podrun down`, the pods chosen and stopped (stop.go)
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
 //	handover.go    Handover, decideHandover: `podrun handover`, pods adopted by or replaced with a kubelet's
@@ -58,7 +59,8 @@
 // Decisions are pure functions over explicit inputs, tested with tables;
 // effects are thin and sit next to the decision they carry out: an
 // operation and its decision share a file (createSandbox and sandboxConfig,
-// startContainer and containerConfig, ensureImage and pullDecision). The leaf
+// startContainer and containerConfig, ensureImage and pullDecision), and
+// one file stops a pod for every path that does (stop.go). The leaf
 // stages the kubelet keeps outside kuberuntime are packages of their own
 // with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
 // (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level

@@ -2,11 +2,7 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,190 +17,8 @@ import (
 // from what the runtime records, as the kubelet kills a pod whose spec it
 // no longer has (kuberuntime_container.go killContainersWithSyncResult,
 // restoreSpecsFromContainerLabels, and the sidecar termination ordering of
-// termination_ordering.go).
-
-// downContainer is a running container as `podrun down` sees it: restored
-// from its labels and annotations.
-type downContainer struct {
-	ID      string
-	Name    string
-	PreStop *v1.LifecycleHandler
-	Ports   []v1.ContainerPort
-	// Sidecar is the container's index among the init containers when it
-	// is a sidecar, else -1.
-	Sidecar int
-}
-
-// restoreContainer reads what `podrun down` needs of a container from its
-// labels and annotations (containerAnnotations). An annotation that does
-// not parse is left out (no hook, no ports), as the kubelet does.
-func restoreContainer(c *runtimeapi.Container) downContainer {
-	d := downContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
-	if d.Name == "" && c.Metadata != nil {
-		d.Name = c.Metadata.Name
-	}
-	if s := c.Annotations[annotationPreStopHandler]; s != "" {
-		var h v1.LifecycleHandler
-		if json.Unmarshal([]byte(s), &h) == nil {
-			d.PreStop = &h
-		}
-	}
-	if s := c.Annotations[annotationContainerPorts]; s != "" {
-		_ = json.Unmarshal([]byte(s), &d.Ports)
-	}
-	if s, ok := c.Annotations[annotationSidecar]; ok {
-		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
-			d.Sidecar = i
-		}
-	}
-	return d
-}
-
-// stopTurns says, for each container of cs (by index), which others must
-// have stopped before it is: none for a regular container; for a sidecar,
-// every regular container and every sidecar declared after it — the
-// kubelet's termination ordering, which stops sidecars after the main
-// containers, in reverse order.
-func stopTurns(cs []downContainer) [][]int {
-	turns := make([][]int, len(cs))
-	for i, c := range cs {
-		if c.Sidecar < 0 {
-			continue
-		}
-		for j, o := range cs {
-			if j != i && (o.Sidecar < 0 || o.Sidecar > c.Sidecar) {
-				turns[i] = append(turns[i], j)
-			}
-		}
-	}
-	return turns
-}
-
-// terminationOrdering is the kubelet's (kuberuntime
-// termination_ordering.go) for one stop of a pod: a container waits for
-// the containers stopTurns names, for at most the grace period it has
-// left, before it is stopped itself. The run's teardown (killPod) and
-// `podrun down` (stopForDown) stop pods through it alike.
-type terminationOrdering struct {
-	turns   [][]int
-	stopped []chan struct{}
-}
-
-func newTerminationOrdering(cs []downContainer) *terminationOrdering {
-	o := &terminationOrdering{turns: stopTurns(cs), stopped: make([]chan struct{}, len(cs))}
-	for i := range o.stopped {
-		o.stopped[i] = make(chan struct{})
-	}
-	return o
-}
-
-// waitForTurn waits until every container before container i has stopped,
-// at most grace seconds, or until force closes (forced), and returns the
-// whole seconds it waited, which the container's grace period loses.
-func (o *terminationOrdering) waitForTurn(i int, grace int64, force <-chan struct{}) (elapsed int64, forced bool) {
-	if len(o.turns[i]) == 0 || grace <= 0 {
-		return 0, false
-	}
-	start := time.Now()
-	wait := time.NewTimer(graceDuration(grace))
-	defer wait.Stop()
-	for _, j := range o.turns[i] {
-		select {
-		case <-o.stopped[j]:
-		case <-wait.C:
-			return int64(time.Since(start) / time.Second), false
-		case <-force:
-			return int64(time.Since(start) / time.Second), true
-		}
-	}
-	return int64(time.Since(start) / time.Second), false
-}
-
-// terminated marks container i stopped; it is called once per container.
-func (o *terminationOrdering) terminated(i int) { close(o.stopped[i]) }
-
-// stopForDown stops the running containers of a sandbox as the kubelet
-// stops a pod: all at once, each with its preStop hook first (run for at
-// most the grace period, which it consumes), the sidecars then waiting for
-// their turn (terminationOrdering, also consuming the grace period), and
-// CRI StopContainer with what is left of it, at least 2 s. A closed force
-// (a second signal) cuts whatever is left to 0, as it does for a run's
-// teardown (killContainer).
-func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, force <-chan struct{}, progressf func(string, ...any)) error {
-	var cs []downContainer
-	for _, c := range ctrs {
-		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			cs = append(cs, restoreContainer(c))
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-	if len(cs) == 0 {
-		return nil
-	}
-	name, ns, uid := sb.Labels[labelPodName], sb.Labels[labelPodNamespace], sb.Labels[labelPodUID]
-	podName := formatPod(name, ns, uid)
-	podIP := ""
-	if st, err := rt.PodSandboxStatus(ctx, sb.Id, false); err == nil && st.GetStatus().GetNetwork() != nil {
-		podIP = st.GetStatus().GetNetwork().GetIp()
-	}
-	if podIP == "" {
-		// A host-network pod: its servers answer on the node.
-		podIP = "127.0.0.1"
-	}
-	order := newTerminationOrdering(cs)
-	errs := make([]error, len(cs))
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Go(func() {
-			defer order.terminated(i)
-			left, forced := grace, false
-			progressf("pod/%s: Killing: Stopping container %s", name, c.Name)
-			if c.PreStop != nil && left > 0 {
-				spec := &v1.Container{Name: c.Name, Ports: c.Ports}
-				var elapsed int64
-				elapsed, forced = runPreStop(ctx, rt, c.ID, spec, c.PreStop, left, podName, podIP, force, func(reason, format string, a ...any) {
-					progressf("pod/%s: %s: %s", name, reason, fmt.Sprintf(format, a...))
-				})
-				left -= elapsed
-			}
-			if left > 0 && !forced {
-				var elapsed int64
-				elapsed, forced = order.waitForTurn(i, left, force)
-				left -= elapsed
-			}
-			left = max(left, minimumGracePeriodSeconds)
-			if forced {
-				left = 0
-			}
-			if err := stopContainerUnlessForced(ctx, rt, c.ID, left, force, func() {
-				progressf("pod/%s: Killing: Killing container %s now (second signal)", name, c.Name)
-			}); err != nil {
-				errs[i] = fmt.Errorf("stopping container %s: %w", c.Name, err)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// stopContainerUnlessForced stops a container with the grace period,
-// stopping it again at once (grace 0) should force close meanwhile.
-func stopContainerUnlessForced(ctx context.Context, rt Runtime, id string, grace int64, force <-chan struct{}, forced func()) error {
-	if grace == 0 {
-		return rt.StopContainer(ctx, id, 0)
-	}
-	done := make(chan error, 1)
-	go func() { done <- rt.StopContainer(ctx, id, grace) }()
-	select {
-	case err := <-done:
-		return err
-	case <-force:
-		forced()
-		err := rt.StopContainer(ctx, id, 0)
-		<-done
-		return err
-	}
-}
+// termination_ordering.go). The stop itself, stopForDown, is in stop.go
+// beside the run's and reclaim's.
 
 // DownOptions say which podrun pods `podrun down` takes, and how.
 type DownOptions struct {
@@ -291,7 +105,8 @@ func downWith(ctx context.Context, rt Runtime, cgsys cgroups.System, opts DownOp
 // pod workers stop them, and removes their sandboxes, data and log dirs and
 // pod cgroups. A pod whose containers or sandbox could not be stopped and
 // removed keeps its data dir, log dir, status record and cgroup
-// (removeSandbox): it stays whole, for another `podrun down` to take.
+// (removeSandboxAndPodDirs): it stays whole, for another `podrun down` to
+// take.
 func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*runtimeapi.PodSandbox, force <-chan struct{}, progressf func(string, ...any)) error {
 	var errs []error
 	downErrs := make([]error, len(chosen))
@@ -311,7 +126,7 @@ func downPods(ctx context.Context, rt Runtime, cgsys cgroups.System, chosen []*r
 			if err == nil {
 				err = stopForDown(ctx, rt, sb, ctrs, grace, force, progressf)
 			}
-			rerr := removeSandbox(ctx, rt, sb, 0)
+			rerr := removeSandboxAndPodDirs(ctx, rt, sb, 0)
 			gone[i] = rerr == nil
 			if rerr != nil || err != nil {
 				downErrs[i] = errors.Join(err, rerr)

@@ -6,120 +6,24 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/podrun/podrun/volumes"
 	v1 "k8s.io/api/core/v1"
 )
 
-// Lifecycle hooks (pkg/kubelet/lifecycle/handlers.go) and the kill that runs
-// preStop (kuberuntime_container.go killContainer).
+// Lifecycle hooks (pkg/kubelet/lifecycle/handlers.go): postStart after a
+// container's start, preStop at its stop (killContainer and stopForDown,
+// stop.go).
 
 // killFailedPostStartHook is the kill reason after a failed postStart hook.
 const killFailedPostStartHook killReason = "FailedPostStartHook"
 
 // reasonPostStartHookError is the waiting reason a failed postStart leaves.
 const reasonPostStartHookError = "PostStartHookError"
-
-// minimumGracePeriodSeconds is the kubelet's minimumGracePeriodInSeconds:
-// a container always gets this long after SIGTERM.
-const minimumGracePeriodSeconds = 2
-
-// maxGraceSeconds is the longest wait, in seconds, a time.Duration holds:
-// about 292 years.
-const maxGraceSeconds = math.MaxInt64 / int64(time.Second)
-
-// graceDuration is a grace period (or a sleep hook's seconds) as a
-// time.Duration, saturated at maxGraceSeconds: validation lets a grace
-// period up to MaxInt64 seconds through, as the API server does, and
-// time.Duration(s)*time.Second wraps around beyond it into a negative
-// wait, or a short one: a timer that fires at once, a preStop cut before
-// it starts, the kubelet's kill now. Saturated, a huge grace period means
-// waiting as long as possible, until a second signal cuts it as it cuts
-// any grace period. cri.Client.StopContainer bounds what the runtime is
-// handed the same way.
-func graceDuration(seconds int64) time.Duration {
-	return time.Duration(min(max(seconds, -maxGraceSeconds), maxGraceSeconds)) * time.Second
-}
-
-// killGracePeriod is the kubelet's setTerminationGracePeriod: the pod's
-// deletion grace period, else its terminationGracePeriodSeconds, where a
-// liveness or startup kill takes the probe's own terminationGracePeriodSeconds
-// when set; else the minimum.
-func killGracePeriod(pod *v1.Pod, c *v1.Container, reason killReason) int64 {
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		return *pod.DeletionGracePeriodSeconds
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		if c != nil {
-			var p *v1.Probe
-			switch reason {
-			case killStartupProbe:
-				p = c.StartupProbe
-			case killLivenessProbe:
-				p = c.LivenessProbe
-			}
-			if p != nil && p.TerminationGracePeriodSeconds != nil {
-				return *p.TerminationGracePeriodSeconds
-			}
-		}
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return minimumGracePeriodSeconds
-}
-
-// killContainer stops one container instance as the kubelet's
-// killContainer does: event Killing, the preStop hook (when the grace
-// period is above 0) bounded by the grace period, whose elapsed whole
-// seconds it consumes, then CRI StopContainer with what is left, at least
-// 2 s; the runtime sends SIGKILL when that runs out. message "" means
-// "Stopping container NAME". waitTurn, when set, is called after the hook
-// with the grace period left: the wait for the container's turn in the
-// pod's termination ordering (killPod), which consumes it too. When force
-// closes, the hook or the wait is abandoned and the container is stopped
-// with no grace.
-func (p *podRun) killContainer(ctx context.Context, id, name string, reason killReason, message string, force <-chan struct{}, waitTurn func(grace int64) (int64, bool)) error {
-	c := volumes.FindContainer(p.pod, name)
-	grace := killGracePeriod(p.pod, c, reason)
-	if message == "" {
-		message = "Stopping container " + name
-	}
-	p.event("Killing", "%s", message)
-	forced := false
-	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
-		var elapsed int64
-		elapsed, forced = runPreStop(ctx, p.r.rt, id, c, c.Lifecycle.PreStop, grace, p.fullName(), p.podIP(), force, p.event)
-		grace -= elapsed
-	}
-	if waitTurn != nil && !forced && grace > 0 {
-		var elapsed int64
-		elapsed, forced = waitTurn(grace)
-		grace -= elapsed
-	}
-	grace = max(grace, minimumGracePeriodSeconds)
-	if forced {
-		grace = 0
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.r.rt.StopContainer(ctx, id, grace) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-force:
-		p.event("Killing", "Killing container %s now (second signal)", name)
-		err = p.r.rt.StopContainer(ctx, id, 0)
-		<-done
-	}
-	if err != nil {
-		return fmt.Errorf("stopping container %s: %w", name, err)
-	}
-	return nil
-}
 
 // runPreStop runs the preStop hook h of container id (c: its name and
 // ports) for at most grace seconds (or until force closes: forced) and

@@ -248,38 +248,3 @@ func TestExecProbeAgainstTheRuntime(t *testing.T) {
 		t.Errorf("slow: %v %q %v", r, out, err)
 	}
 }
-
-// TestGraceDuration: a grace period (or a sleep hook's seconds) becomes a
-// time.Duration without wrapping around: validation lets
-// terminationGracePeriodSeconds up to MaxInt64 through, as the API server
-// does, and time.Duration(s)*time.Second wrapped it into -1 s (a kill at
-// once) or some other short wait.
-func TestGraceDuration(t *testing.T) {
-	const maxDuration = time.Duration(math.MaxInt64)
-	for _, tc := range []struct {
-		seconds int64
-		want    time.Duration
-	}{
-		{0, 0},
-		{2, 2 * time.Second},
-		{30, 30 * time.Second},
-		{-1, -time.Second},
-		{maxGraceSeconds, time.Duration(maxGraceSeconds) * time.Second},
-		{maxGraceSeconds + 1, time.Duration(maxGraceSeconds) * time.Second},
-		{1 << 62, time.Duration(maxGraceSeconds) * time.Second},       // wrapped: 0
-		{math.MaxInt64, time.Duration(maxGraceSeconds) * time.Second}, // wrapped: -1 s
-		{math.MinInt64, -time.Duration(maxGraceSeconds) * time.Second},
-	} {
-		got := graceDuration(tc.seconds)
-		if got != tc.want {
-			t.Errorf("graceDuration(%d) = %v, want %v", tc.seconds, got, tc.want)
-		}
-		if tc.seconds > 0 && (got <= 0 || got > maxDuration) {
-			t.Errorf("graceDuration(%d) = %v, not a wait", tc.seconds, got)
-		}
-	}
-	// Within a second of the longest time.Duration: about 292 years.
-	if d := maxDuration - graceDuration(math.MaxInt64); d < 0 || d >= time.Second {
-		t.Errorf("graceDuration(MaxInt64) is %v short of the longest time.Duration", d)
-	}
-}

@@ -150,29 +150,6 @@ func TestProbeWorker(t *testing.T) {
 	}
 }
 
-func TestKillGracePeriod(t *testing.T) {
-	i64 := func(n int64) *int64 { return &n }
-	pod := &v1.Pod{Spec: v1.PodSpec{TerminationGracePeriodSeconds: i64(30)}}
-	c := &v1.Container{LivenessProbe: &v1.Probe{TerminationGracePeriodSeconds: i64(5)}, StartupProbe: &v1.Probe{}}
-	for _, tt := range []struct {
-		name   string
-		reason killReason
-		want   int64
-	}{
-		{"a liveness kill takes the probe's grace period", killLivenessProbe, 5},
-		{"a startup kill without one takes the pod's", killStartupProbe, 30},
-		{"any other kill takes the pod's", "", 30},
-	} {
-		if got := killGracePeriod(pod, c, tt.reason); got != tt.want {
-			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
-		}
-	}
-	pod.DeletionGracePeriodSeconds = i64(1)
-	if got := killGracePeriod(pod, c, killLivenessProbe); got != 1 {
-		t.Errorf("the deletion grace period wins: got %d", got)
-	}
-}
-
 func splitAddr(t *testing.T, addr string) (string, int) {
 	t.Helper()
 	h, p, err := net.SplitHostPort(addr)

@@ -86,7 +86,7 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 		}
 		progressf("podrun: reclaiming pod %s/%s left by podrun pid %s (run %s)",
 			sb.Labels[labelPodNamespace], sb.Labels[labelPodName], sb.Labels[LabelPID], sb.Labels[labelRun])
-		if err := removeSandbox(ctx, rt, sb, 0); err != nil {
+		if err := removeSandboxAndPodDirs(ctx, rt, sb, 0); err != nil {
 			errs = append(errs, err)
 			continue // its cgroup too stays, for the next run
 		}
@@ -107,66 +107,6 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 	}
 	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(left)); err != nil {
 		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// removeSandbox stops a sandbox's running containers with the given grace
-// period, stops and removes the sandbox, and then removes the pod's data
-// dir and podrun-owned log dir named by its annotations. A sandbox the
-// runtime did not remove keeps them (and its status record): the pod stays
-// whole, for a later `podrun down` or reclaim to take, not half removed.
-// The pod's cgroup is the caller's to remove (removeCgroups), once every
-// sandbox of the pod is gone.
-func removeSandbox(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, grace int64) error {
-	var errs []error
-	ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sb.Id})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, c := range ctrs {
-		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			if err := rt.StopContainer(ctx, c.Id, grace); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if err := stopPodSandbox(ctx, rt, sb.Id); err != nil {
-		errs = append(errs, err)
-	}
-	if err := removePodSandbox(ctx, rt, sb.Id); err != nil {
-		return fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], errors.Join(append(errs, err)...))
-	}
-	if root := sb.Annotations[AnnotationRootDir]; root != "" {
-		uid := sb.Labels[labelPodUID]
-		if logDir := sb.Annotations[annotationLogDir]; isUnder(logDir, defaultLogDir(root)) {
-			errs = append(errs, volumes.RemoveSafely(logDir))
-		}
-		if uid != "" {
-			errs = append(errs, volumes.RemoveSafely(podDir(root, uid)))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err)
-	}
-	return nil
-}
-
-// removeCgroups removes the pod cgroups the removed sandboxes' annotations
-// name, each once, after all of them are gone: a pod whose sandbox was
-// recreated has several sandboxes in one cgroup.
-func removeCgroups(cgsys cgroups.System, removed []*runtimeapi.PodSandbox) error {
-	seen := map[string]bool{}
-	var errs []error
-	for _, sb := range removed {
-		cg := sb.Annotations[annotationCgroupParent]
-		if cg == "" || seen[cg] {
-			continue
-		}
-		seen[cg] = true
-		if err := cgsys.RemoveRecorded(cg); err != nil {
-			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", sb.Labels[labelPodNamespace], sb.Labels[labelPodName], err))
-		}
 	}
 	return errors.Join(errs...)
 }

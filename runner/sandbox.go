@@ -100,7 +100,7 @@ func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 			if _, known := p.sandboxes[id]; known {
 				continue
 			}
-			if err := removePodSandbox(ctx, p.r.rt, id); err != nil {
+			if err := removeSandboxRetrying(ctx, p.r.rt, id); err != nil {
 				return "", fmt.Errorf("removing pod sandbox %s, left by a RunPodSandbox the runtime cut short: %w", id, err)
 			}
 		}

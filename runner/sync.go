@@ -322,7 +322,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	}
 	// 2. Kill the containers the plan does not keep.
 	for id, k := range a.ContainersToKill {
-		// With the preStop hook and the kill's grace period (hooks.go).
+		// With the preStop hook and the kill's grace period (stop.go).
 		if err := p.killContainer(ctx, id, k.Name, k.Reason, k.Message, nil, nil); err != nil {
 			return true, nextWake, err
 		}
@@ -370,15 +370,4 @@ func earliest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// gracePeriod is the pod's termination grace period in seconds, at least
-// the kubelet's minimum of 2.
-func (p *podRun) gracePeriod() int64 {
-	const minimumGracePeriodSeconds = 2
-	g := int64(v1.DefaultTerminationGracePeriodSeconds)
-	if p.pod.Spec.TerminationGracePeriodSeconds != nil {
-		g = *p.pod.Spec.TerminationGracePeriodSeconds
-	}
-	return max(g, minimumGracePeriodSeconds)
 }

@@ -107,7 +107,7 @@ func TestDownCutShortLeavesThePodWhole(t *testing.T) {
 			return <-done
 		}},
 		{"sandbox not removed", func(t *testing.T, e *env) error {
-			for range 10 { // every try of removePodSandbox
+			for range 10 { // every try of removeSandboxRetrying
 				e.srv.FailNext("RemovePodSandbox", errors.New("sandbox container is still running"))
 			}
 			force := make(chan struct{})
