@@ -135,124 +135,170 @@ func completions(app *cli.App, words []string, pods func(podQuery) []candidate) 
 	if len(words) == 0 {
 		words = []string{""}
 	}
-	cur, prev := words[len(words)-1], words[:len(words)-1]
-	var (
-		cmd        *cli.Command // nil: podrun itself
-		path       string       // the command's names below podrun, "" for podrun
-		flags      = app.Flags
-		subs       = app.Commands
-		expect     cli.Flag // a flag whose value is the next word
-		positional []string
-		dashDash   bool
-		endpoint   string
-		rootDir    = rootDirDefault(app)
-		allRoots   bool
-	)
-	for _, w := range prev {
-		switch {
-		case expect != nil:
-			if slices.Contains(expect.Names(), "runtime-endpoint") {
-				endpoint = w
-			}
-			if slices.Contains(expect.Names(), "root-dir") {
-				rootDir = w
-			}
-			expect = nil
-		case dashDash:
-			positional = append(positional, w)
-		case w == "--":
-			dashDash = true
-		case strings.HasPrefix(w, "-") && w != "-":
-			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			f := findFlag(flags, name)
-			if f != nil && takesValue(f) && !hasValue {
-				expect = f
-			}
-			if f != nil && hasValue && slices.Contains(f.Names(), "runtime-endpoint") {
-				endpoint = value
-			}
-			if f != nil && hasValue && slices.Contains(f.Names(), "root-dir") {
-				rootDir = value
-			}
-			if f != nil && slices.Contains(f.Names(), "all-roots") {
-				allRoots = !hasValue || value == "true"
-			}
-		default:
-			if len(positional) == 0 {
-				if i := slices.IndexFunc(subs, func(c *cli.Command) bool { return !c.Hidden && c.HasName(w) }); i >= 0 {
-					cmd = subs[i]
-					path = strings.TrimPrefix(path+" "+cmd.Name, " ")
-					flags, subs = cmd.Flags, cmd.Subcommands
-					continue
-				}
-			}
-			positional = append(positional, w)
-		}
-	}
-
-	var out []candidate
-	switch {
-	case expect != nil:
-		out = valueCandidates(path, expect, "")
-	case dashDash:
-		return nil
-	case strings.HasPrefix(cur, "-"):
-		if name, _, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
-			if f := findFlag(flags, name); f != nil {
-				prefix := cur[:strings.Index(cur, "=")+1]
-				out = valueCandidates(path, f, prefix)
-			}
-			break
-		}
-		for _, f := range flags {
-			if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
-				continue
-			}
-			usage, _ := f.(interface{ GetUsage() string })
-			desc := ""
-			if usage != nil {
-				_, desc = unquoteUsage(usage.GetUsage())
-				desc = firstClause(desc)
-			}
-			for _, n := range f.Names() {
-				dash := "--"
-				if len(n) == 1 {
-					dash = "-"
-				}
-				out = append(out, candidate{dash + n, desc})
-			}
-		}
-		out = append(out, candidate{"--help", "show help"})
-	case len(positional) == 0 && len(subs) > 0:
-		for _, c := range subs {
-			if !c.Hidden {
-				out = append(out, candidate{c.Name, c.Usage})
-			}
-		}
-	default:
-		takes, ok := podArgCommands[path]
-		if !ok || (takes.max >= 0 && len(positional) >= takes.max) {
-			return nil
-		}
-		q := podQuery{Endpoint: endpoint}
-		if takes.scoped && !allRoots {
-			if abs, err := filepath.Abs(rootDir); err == nil {
-				q.Scope.Root = abs
-			}
-		}
-		for _, p := range pods(q) {
-			if !slices.Contains(positional, p.Value) {
-				out = append(out, p)
-			}
-		}
-	}
+	cur := words[len(words)-1]
 	var matching []candidate
-	for _, c := range out {
+	for _, c := range parseCommandLine(app, words[:len(words)-1]).candidates(cur, pods) {
 		if c.Value == completeFiles || strings.HasPrefix(c.Value, cur) {
 			matching = append(matching, c)
 		}
 	}
 	return matching
+}
+
+// commandLine is what the words before the one to complete say.
+type commandLine struct {
+	path       string // the command's names below podrun, "" for podrun
+	flags      []cli.Flag
+	subs       []*cli.Command
+	expect     cli.Flag // a flag whose value is the next word
+	positional []string
+	dashDash   bool
+	endpoint   string
+	rootDir    string
+	allRoots   bool
+}
+
+// parseCommandLine reads the words before the one to complete: the
+// command they name, its arguments, a flag waiting for its value, and the
+// runtime and scope of the pods they name.
+func parseCommandLine(app *cli.App, prev []string) commandLine {
+	l := commandLine{flags: app.Flags, subs: app.Commands, rootDir: rootDirDefault(app)}
+	for _, w := range prev {
+		switch {
+		case l.expect != nil:
+			l.flagValue(l.expect, w)
+			l.expect = nil
+		case l.dashDash:
+			l.positional = append(l.positional, w)
+		case w == "--":
+			l.dashDash = true
+		case strings.HasPrefix(w, "-") && w != "-":
+			l.flagWord(w)
+		default:
+			l.word(w)
+		}
+	}
+	return l
+}
+
+// flagWord reads a flag: -x, --name, or --name=value.
+func (l *commandLine) flagWord(w string) {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	f := findFlag(l.flags, name)
+	if f == nil {
+		return
+	}
+	if takesValue(f) && !hasValue {
+		l.expect = f
+	}
+	if hasValue {
+		l.flagValue(f, value)
+	}
+	if slices.Contains(f.Names(), "all-roots") {
+		l.allRoots = !hasValue || value == "true"
+	}
+}
+
+// flagValue reads the value of flag f where it names the pods' runtime or
+// root dir.
+func (l *commandLine) flagValue(f cli.Flag, value string) {
+	if slices.Contains(f.Names(), "runtime-endpoint") {
+		l.endpoint = value
+	}
+	if slices.Contains(f.Names(), "root-dir") {
+		l.rootDir = value
+	}
+}
+
+// word reads a word that is not a flag: a command below the one so far,
+// or else an argument.
+func (l *commandLine) word(w string) {
+	if len(l.positional) == 0 {
+		if i := slices.IndexFunc(l.subs, func(c *cli.Command) bool { return !c.Hidden && c.HasName(w) }); i >= 0 {
+			cmd := l.subs[i]
+			l.path = strings.TrimPrefix(l.path+" "+cmd.Name, " ")
+			l.flags, l.subs = cmd.Flags, cmd.Subcommands
+			return
+		}
+	}
+	l.positional = append(l.positional, w)
+}
+
+// candidates are what may come as the word cur after the command line:
+// a flag's value, a flag, a command, or a pod.
+func (l commandLine) candidates(cur string, pods func(podQuery) []candidate) []candidate {
+	switch {
+	case l.expect != nil:
+		return valueCandidates(l.path, l.expect, "")
+	case l.dashDash:
+		return nil
+	case strings.HasPrefix(cur, "-"):
+		return flagCandidates(l.path, l.flags, cur)
+	case len(l.positional) == 0 && len(l.subs) > 0:
+		var out []candidate
+		for _, c := range l.subs {
+			if !c.Hidden {
+				out = append(out, candidate{c.Name, c.Usage})
+			}
+		}
+		return out
+	}
+	return l.podArgCandidates(pods)
+}
+
+// flagCandidates complete cur, a word that starts with '-': a flag's
+// value after its '=', else the command's flags, each with the first
+// clause of its usage, and --help.
+func flagCandidates(path string, flags []cli.Flag, cur string) []candidate {
+	if name, _, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
+		if f := findFlag(flags, name); f != nil {
+			prefix := cur[:strings.Index(cur, "=")+1]
+			return valueCandidates(path, f, prefix)
+		}
+		return nil
+	}
+	var out []candidate
+	for _, f := range flags {
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+			continue
+		}
+		usage, _ := f.(interface{ GetUsage() string })
+		desc := ""
+		if usage != nil {
+			_, desc = unquoteUsage(usage.GetUsage())
+			desc = firstClause(desc)
+		}
+		for _, n := range f.Names() {
+			dash := "--"
+			if len(n) == 1 {
+				dash = "-"
+			}
+			out = append(out, candidate{dash + n, desc})
+		}
+	}
+	return append(out, candidate{"--help", "show help"})
+}
+
+// podArgCandidates are the pods a command that takes PODs may take next
+// (podArgCommands), of its scope, less those already given.
+func (l commandLine) podArgCandidates(pods func(podQuery) []candidate) []candidate {
+	takes, ok := podArgCommands[l.path]
+	if !ok || (takes.max >= 0 && len(l.positional) >= takes.max) {
+		return nil
+	}
+	q := podQuery{Endpoint: l.endpoint}
+	if takes.scoped && !l.allRoots {
+		if abs, err := filepath.Abs(l.rootDir); err == nil {
+			q.Scope.Root = abs
+		}
+	}
+	var out []candidate
+	for _, p := range pods(q) {
+		if !slices.Contains(l.positional, p.Value) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // valueCandidates are the values of flag f of the command at path, each

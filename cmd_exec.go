@@ -79,22 +79,8 @@ func execAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error
 	// (stdin after the remote end closed) through klog; the exit status
 	// and the error podrun returns say what matters.
 	klog.SetLogger(logr.Discard())
-	quiet, withStdin, tty := boolean(c, "quiet"), boolean(c, "stdin"), boolean(c, "tty")
-	// As kubectl: a terminal needs stdin, and stdin must be a terminal.
-	var termFd int
-	if tty && withStdin {
-		f, ok := stdin.(*os.File)
-		if ok && term.IsTerminal(int(f.Fd())) {
-			termFd = int(f.Fd())
-		} else {
-			tty = false
-			if !quiet {
-				fmt.Fprintln(stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
-			}
-		}
-	} else {
-		tty = false
-	}
+	quiet, withStdin := boolean(c, "quiet"), boolean(c, "stdin")
+	tty, termFd := execTerminal(boolean(c, "tty"), withStdin, stdin, stderr, quiet)
 	return withRuntimeUntilSignal(c, func(ctx context.Context, rt runner.Runtime) error {
 		target, notice, err := runner.FindExecTarget(ctx, rt, pod, str(c, "container"))
 		if err != nil {
@@ -125,6 +111,23 @@ func execAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error
 		}
 		return nil
 	})
+}
+
+// execTerminal says whether the command runs in a terminal (-t), and the
+// terminal's fd: as kubectl, a terminal needs stdin (-i), and stdin must
+// be a terminal, else a notice says so (unless quiet) and it runs without.
+func execTerminal(tty, withStdin bool, stdin io.Reader, stderr io.Writer, quiet bool) (bool, int) {
+	if !tty || !withStdin {
+		return false, 0
+	}
+	f, ok := stdin.(*os.File)
+	if ok && term.IsTerminal(int(f.Fd())) {
+		return true, int(f.Fd())
+	}
+	if !quiet {
+		fmt.Fprintln(stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
+	}
+	return false, 0
 }
 
 // execSync runs cmd with CRI ExecSync and copies its output; it returns

@@ -74,84 +74,116 @@ func listSources(ctx context.Context, sources []podSource) ([]podlist.Item, erro
 	return items, nil
 }
 
-func psAction(c *cli.Context, stdout, stderr io.Writer) error {
-	format := str(c, "output")
-	switch format {
+// psOptions are `podrun ps`'s flags and PODs, checked before the runtime
+// is dialled.
+type psOptions struct {
+	format                  string
+	args                    []string
+	scope                   podlist.Scope
+	noHeaders, quiet, watch bool
+}
+
+// psOptionsOf checks --output and the PODs, and takes the scope.
+func psOptionsOf(c *cli.Context) (psOptions, error) {
+	o := psOptions{format: str(c, "output"), args: c.Args().Slice(),
+		noHeaders: boolean(c, "no-headers"), quiet: boolean(c, "quiet"), watch: boolean(c, "watch")}
+	switch o.format {
 	case "table", "wide", "json", "yaml":
 	default:
-		return podrunError(fmt.Errorf("invalid --output %q: want table, wide, json or yaml", format))
+		return o, fmt.Errorf("invalid --output %q: want table, wide, json or yaml", o.format)
 	}
-	args := c.Args().Slice()
-	for _, a := range args {
+	for _, a := range o.args {
 		// Flags after a POD are moved before it (interspersed); what
 		// is left that looks like one came after "--".
 		if strings.HasPrefix(a, "-") {
-			return podrunError(fmt.Errorf("%q is not a pod name", a))
+			return o, fmt.Errorf("%q is not a pod name", a)
 		}
 	}
-	scope, err := podScope(c)
+	var err error
+	o.scope, err = podScope(c)
+	return o, err
+}
+
+func psAction(c *cli.Context, stdout, stderr io.Writer) error {
+	o, err := psOptionsOf(c)
 	if err != nil {
 		return podrunError(err)
 	}
 	return withRuntime(c, func(ctx context.Context, rt *cri.Client, sigCode func() int) error {
 		lister := runner.NewPodLister(rt)
 		sources := []podSource{lister.List}
+		p, selected, err := o.list(ctx, sources, stdout, stderr, sigCode)
+		if err != nil || !o.watch {
+			return err
+		}
+		return o.watchChanges(ctx, lister.Changes(ctx, psWatchInterval), sources, p, selected, sigCode)
+	})
+}
 
+// list prints the pods the PODs name, or every pod of the scope, and
+// returns the printer and the pods it printed. A POD that names no pod of
+// the scope is an error, which says where a pod of that name is.
+func (o psOptions) list(ctx context.Context, sources []podSource, stdout, stderr io.Writer, sigCode func() int) (*psPrinter, []podlist.Item, error) {
+	all, err := listSources(ctx, sources)
+	if err != nil {
+		return nil, nil, interrupted(err, sigCode)
+	}
+	items, others := o.scope.Split(all)
+	selected, missing := podlist.Select(items, o.args)
+	p := &psPrinter{out: stdout, format: o.format, cols: podlist.ColumnsFor(selected, o.format == "wide"), header: o.noHeaders}
+	p.cols.Root = o.format == "wide" && o.scope.AllRoots()
+	if len(selected) == 0 && len(missing) == 0 && o.format != "json" && o.format != "yaml" && !o.quiet {
+		fmt.Fprintln(stderr, o.scope.NoneFound(len(others)))
+	}
+	if err := p.list(selected, len(o.args) == 1 && len(selected) == 1); err != nil {
+		return nil, nil, podrunError(err)
+	}
+	if len(missing) > 0 {
+		return nil, nil, podrunError(o.notFound(missing, others))
+	}
+	return p, selected, nil
+}
+
+// notFound is the error of the PODs missing from the scope, each saying
+// where else a pod of its name is (others: the pods outside the scope).
+func (o psOptions) notFound(missing []string, others []podlist.Item) error {
+	var elsewhere []podlist.Ref
+	for _, it := range others {
+		elsewhere = append(elsewhere, podlist.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
+	}
+	var errs []error
+	for _, m := range missing {
+		errs = append(errs, o.scope.NotFound(m, podlist.Elsewhere(m, elsewhere)))
+	}
+	return errors.Join(errs...)
+}
+
+// watchChanges prints the pods again on every change, a row (or an
+// object) for each pod whose row changed, until a signal. selected are the
+// pods the listing printed.
+func (o psOptions) watchChanges(ctx context.Context, changes <-chan struct{}, sources []podSource, p *psPrinter, selected []podlist.Item, sigCode func() int) error {
+	w := podlist.NewWatch()
+	w.Changed(selected)
+	for range changes {
 		all, err := listSources(ctx, sources)
 		if err != nil {
-			return interrupted(err, sigCode)
-		}
-		items, others := scope.Split(all)
-		selected, missing := podlist.Select(items, args)
-		p := &psPrinter{out: stdout, format: format, cols: podlist.ColumnsFor(selected, format == "wide"), header: boolean(c, "no-headers")}
-		p.cols.Root = format == "wide" && scope.AllRoots()
-		if len(selected) == 0 && len(missing) == 0 && format != "json" && format != "yaml" && !boolean(c, "quiet") {
-			fmt.Fprintln(stderr, scope.NoneFound(len(others)))
-		}
-		if err := p.list(selected, len(args) == 1 && len(selected) == 1); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
 			return podrunError(err)
 		}
-		if len(missing) > 0 {
-			var elsewhere []podlist.Ref
-			for _, it := range others {
-				elsewhere = append(elsewhere, podlist.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
-			}
-			var errs []error
-			for _, m := range missing {
-				errs = append(errs, scope.NotFound(m, podlist.Elsewhere(m, elsewhere)))
-			}
-			return podrunError(errors.Join(errs...))
+		items, _ := o.scope.Split(all)
+		if len(o.args) > 0 {
+			items, _ = podlist.Select(items, o.args)
 		}
-		if !boolean(c, "watch") {
-			return nil
+		if err := p.changed(w.Changed(items)); err != nil {
+			return podrunError(err)
 		}
-
-		// Watch: the pods again on every change, a row (or an object) for each
-		// pod whose row changed, until a signal.
-		w := podlist.NewWatch()
-		w.Changed(selected)
-		changes := lister.Changes(ctx, psWatchInterval)
-		for range changes {
-			all, err := listSources(ctx, sources)
-			if err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				return podrunError(err)
-			}
-			items, _ := scope.Split(all)
-			if len(args) > 0 {
-				items, _ = podlist.Select(items, args)
-			}
-			if err := p.changed(w.Changed(items)); err != nil {
-				return podrunError(err)
-			}
-		}
-		if code := sigCode(); code != 0 {
-			return &exitError{code: code}
-		}
-		return nil
-	})
+	}
+	if code := sigCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // psPrinter prints ps's pods in one format, the table's header once.

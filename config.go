@@ -108,33 +108,15 @@ type runConfig struct {
 }
 
 // newRunConfig checks the flags and builds the configuration; readFile
-// (os.ReadFile) reads the --image-credentials file.
+// (os.ReadFile) reads the --image-credentials file. The checks run in
+// this order, and the first that fails is the error.
 func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runConfig, error) {
-	if len(f.Args) > 0 {
-		return runConfig{}, fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", f.Args[0])
-	}
-	if len(f.Filenames) == 0 {
-		return runConfig{}, errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
-	}
-	wait, err := runner.ParseWaitMode(f.Wait)
+	wait, err := checkRunUsage(f)
 	if err != nil {
 		return runConfig{}, err
 	}
-	switch f.Output {
-	case "text", "json", "yaml":
-	default:
-		return runConfig{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
-	}
-	// The runtime is handed paths below these dirs (the sandbox's log
-	// directory, mount sources, Localhost seccomp profiles), which it
-	// resolves on its own: CRI-O refuses a relative log directory and
-	// containerd would read a relative one from its own working dir.
-	for _, d := range []*string{&f.RootDir, &f.PodLogsDir, &f.SeccompProfileRoot} {
-		if *d != "" {
-			if *d, err = filepath.Abs(*d); err != nil {
-				return runConfig{}, err
-			}
-		}
+	if f, err = absDirs(f); err != nil {
+		return runConfig{}, err
 	}
 	headers, err := parseHeaders(f.ManifestURLHeaders)
 	if err != nil {
@@ -148,12 +130,7 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	if err != nil {
 		return runConfig{}, err
 	}
-	switch f.CgroupDriver {
-	case "", cgroups.DriverCgroupfs, cgroups.DriverSystemd:
-	default:
-		return runConfig{}, fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", f.CgroupDriver)
-	}
-	if err := cgroups.CheckRoot(f.CgroupRoot, f.CgroupDriver); err != nil {
+	if err := checkCgroupFlags(f); err != nil {
 		return runConfig{}, err
 	}
 	creds, err := credentials.LoadFile(f.ImageCredentials, readFile)
@@ -166,25 +143,84 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
-		Facts: runner.FactsConfig{
-			Node:         node,
-			CgroupDriver: f.CgroupDriver,
-			CNI: cni.Flags{ConfDir: f.CNIConfDir, BinDirs: cni.SplitBinDirs(f.CNIBinDir),
-				StateFile: filepath.Join(f.RootDir, "cni-validated")},
-		},
-		Options: runner.Options{
-			RootDir:            f.RootDir,
-			PodLogsDir:         f.PodLogsDir,
-			Wait:               wait,
-			Timeout:            f.Timeout,
-			Detach:             f.Detach,
-			ClusterDNS:         f.ClusterDNS,
-			ClusterDomain:      f.ClusterDomain,
-			ImageCredentials:   creds,
-			CgroupRoot:         f.CgroupRoot,
-			SeccompProfileRoot: f.SeccompProfileRoot,
-		},
+		Facts:   factsConfig(f, node),
+		Options: runnerOptions(f, wait, creds),
 	}, nil
+}
+
+// checkRunUsage checks what the run is given to run (no stray argument,
+// manifests with -f) and how it waits and prints (--wait, --output).
+func checkRunUsage(f runFlagValues) (runner.WaitMode, error) {
+	if len(f.Args) > 0 {
+		return "", fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", f.Args[0])
+	}
+	if len(f.Filenames) == 0 {
+		return "", errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
+	}
+	wait, err := runner.ParseWaitMode(f.Wait)
+	if err != nil {
+		return "", err
+	}
+	switch f.Output {
+	case "text", "json", "yaml":
+	default:
+		return "", fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
+	}
+	return wait, nil
+}
+
+// absDirs makes the dirs of f absolute. The runtime is handed paths below
+// them (the sandbox's log directory, mount sources, Localhost seccomp
+// profiles), which it resolves on its own: CRI-O refuses a relative log
+// directory and containerd would read a relative one from its own working
+// dir.
+func absDirs(f runFlagValues) (runFlagValues, error) {
+	var err error
+	for _, d := range []*string{&f.RootDir, &f.PodLogsDir, &f.SeccompProfileRoot} {
+		if *d != "" {
+			if *d, err = filepath.Abs(*d); err != nil {
+				return f, err
+			}
+		}
+	}
+	return f, nil
+}
+
+// checkCgroupFlags checks --cgroup-driver and that --cgroup-root suits it.
+func checkCgroupFlags(f runFlagValues) error {
+	switch f.CgroupDriver {
+	case "", cgroups.DriverCgroupfs, cgroups.DriverSystemd:
+	default:
+		return fmt.Errorf("invalid --cgroup-driver %q: want cgroupfs or systemd", f.CgroupDriver)
+	}
+	return cgroups.CheckRoot(f.CgroupRoot, f.CgroupDriver)
+}
+
+// factsConfig is what the run learns the node and the runtime with
+// (runner.GatherFacts).
+func factsConfig(f runFlagValues, node admission.HostOptions) runner.FactsConfig {
+	return runner.FactsConfig{
+		Node:         node,
+		CgroupDriver: f.CgroupDriver,
+		CNI: cni.Flags{ConfDir: f.CNIConfDir, BinDirs: cni.SplitBinDirs(f.CNIBinDir),
+			StateFile: filepath.Join(f.RootDir, "cni-validated")},
+	}
+}
+
+// runnerOptions are the run's options the flags give (runConfig.Options).
+func runnerOptions(f runFlagValues, wait runner.WaitMode, creds *credentials.Keyring) runner.Options {
+	return runner.Options{
+		RootDir:            f.RootDir,
+		PodLogsDir:         f.PodLogsDir,
+		Wait:               wait,
+		Timeout:            f.Timeout,
+		Detach:             f.Detach,
+		ClusterDNS:         f.ClusterDNS,
+		ClusterDomain:      f.ClusterDomain,
+		ImageCredentials:   creds,
+		CgroupRoot:         f.CgroupRoot,
+		SeccompProfileRoot: f.SeccompProfileRoot,
+	}
 }
 
 // hostOptions is what the node pods are admitted against is built from:
