@@ -114,13 +114,15 @@ func (p *podRun) gracePeriod() int64 {
 	return max(g, minimumGracePeriodSeconds)
 }
 
-// downContainer is a running container as `podrun down` sees it: restored
-// from its labels and annotations.
-type downContainer struct {
+// stoppingContainer is a running container as a stop sees it: the run's
+// (killPod) knows its ID, name and sidecar index, the pod's spec the rest;
+// `podrun down`'s (stopForDown) restores it whole from its labels and
+// annotations (restoreContainer).
+type stoppingContainer struct {
 	ID      string
 	Name    string
-	PreStop *v1.LifecycleHandler
-	Ports   []v1.ContainerPort
+	PreStop *v1.LifecycleHandler // restored only: a run's is in the spec
+	Ports   []v1.ContainerPort   // restored only
 	// Sidecar is the container's index among the init containers when it
 	// is a sidecar, else -1.
 	Sidecar int
@@ -129,8 +131,8 @@ type downContainer struct {
 // restoreContainer reads what `podrun down` needs of a container from its
 // labels and annotations (containerAnnotations). An annotation that does
 // not parse is left out (no hook, no ports), as the kubelet does.
-func restoreContainer(c *runtimeapi.Container) downContainer {
-	d := downContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
+func restoreContainer(c *runtimeapi.Container) stoppingContainer {
+	d := stoppingContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
 	if d.Name == "" && c.Metadata != nil {
 		d.Name = c.Metadata.Name
 	}
@@ -156,7 +158,7 @@ func restoreContainer(c *runtimeapi.Container) downContainer {
 // every regular container and every sidecar declared after it — the
 // kubelet's termination ordering, which stops sidecars after the main
 // containers, in reverse order.
-func stopTurns(cs []downContainer) [][]int {
+func stopTurns(cs []stoppingContainer) [][]int {
 	turns := make([][]int, len(cs))
 	for i, c := range cs {
 		if c.Sidecar < 0 {
@@ -181,7 +183,7 @@ type terminationOrdering struct {
 	stopped []chan struct{}
 }
 
-func newTerminationOrdering(cs []downContainer) *terminationOrdering {
+func newTerminationOrdering(cs []stoppingContainer) *terminationOrdering {
 	o := &terminationOrdering{turns: stopTurns(cs), stopped: make([]chan struct{}, len(cs))}
 	for i := range o.stopped {
 		o.stopped[i] = make(chan struct{})
@@ -233,9 +235,9 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 	if err != nil {
 		return fmt.Errorf("listing the pod's containers: %w", err)
 	}
-	cs := make([]downContainer, len(ctrs))
+	cs := make([]stoppingContainer, len(ctrs))
 	for i, c := range ctrs {
-		cs[i] = downContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
+		cs[i] = stoppingContainer{ID: c.Id, Name: c.Labels[labelContainerName], Sidecar: -1}
 		for j := range p.pod.Spec.InitContainers {
 			if ic := &p.pod.Spec.InitContainers[j]; ic.Name == cs[i].Name && podresources.IsSidecar(ic) {
 				cs[i].Sidecar = j
@@ -341,7 +343,7 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 // (a second signal) cuts whatever is left to 0, as it does for a run's
 // teardown (killContainer).
 func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container, grace int64, force <-chan struct{}, progressf func(string, ...any)) error {
-	var cs []downContainer
+	var cs []stoppingContainer
 	for _, c := range ctrs {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			cs = append(cs, restoreContainer(c))

@@ -45,17 +45,17 @@ func TestGoneMeanwhile(t *testing.T) {
 }
 
 func TestStopTurns(t *testing.T) {
-	regular := func(name string) downContainer { return downContainer{Name: name, Sidecar: -1} }
-	side := func(name string, i int) downContainer { return downContainer{Name: name, Sidecar: i} }
+	regular := func(name string) stoppingContainer { return stoppingContainer{Name: name, Sidecar: -1} }
+	side := func(name string, i int) stoppingContainer { return stoppingContainer{Name: name, Sidecar: i} }
 	for _, c := range []struct {
 		name string
-		cs   []downContainer
+		cs   []stoppingContainer
 		want [][]int
 	}{
-		{"regular containers stop at once", []downContainer{regular("a"), regular("b")}, [][]int{nil, nil}},
-		{"a sidecar waits for the regular containers", []downContainer{side("s", 0), regular("a"), regular("b")}, [][]int{{1, 2}, nil, nil}},
-		{"sidecars stop in reverse order", []downContainer{side("s0", 0), side("s1", 1), regular("a")}, [][]int{{1, 2}, {2}, nil}},
-		{"only sidecars: the last declared goes first", []downContainer{side("s2", 2), side("s0", 0)}, [][]int{nil, {0}}},
+		{"regular containers stop at once", []stoppingContainer{regular("a"), regular("b")}, [][]int{nil, nil}},
+		{"a sidecar waits for the regular containers", []stoppingContainer{side("s", 0), regular("a"), regular("b")}, [][]int{{1, 2}, nil, nil}},
+		{"sidecars stop in reverse order", []stoppingContainer{side("s0", 0), side("s1", 1), regular("a")}, [][]int{{1, 2}, {2}, nil}},
+		{"only sidecars: the last declared goes first", []stoppingContainer{side("s2", 2), side("s0", 0)}, [][]int{nil, {0}}},
 		{"nothing", nil, [][]int{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestRestoreContainer(t *testing.T) {
 			Containers: []v1.Container{{Name: "main", Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: v1.ProtocolTCP}}}},
 		},
 	}
-	restore := func(c *v1.Container, annotations map[string]string) downContainer {
+	restore := func(c *v1.Container, annotations map[string]string) stoppingContainer {
 		if annotations == nil {
 			annotations = containerAnnotations(pod, c, 0)
 		}
