@@ -15,7 +15,7 @@ import (
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // Shell completion: `podrun completion bash|zsh|fish` prints a script that
@@ -49,7 +49,7 @@ const completionTimeout = 3 * time.Second
 // runtime (Endpoint, "" for the default ones) and the scope.
 type podQuery struct {
 	Endpoint string
-	Scope    podlist.Scope
+	Scope    podref.Scope
 }
 
 // flagValues are the values a flag completes with, by "COMMAND/FLAG", or by

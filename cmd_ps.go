@@ -19,6 +19,7 @@ import (
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // psWatchInterval is how often `ps -w` looks again besides the runtime's
@@ -56,13 +57,13 @@ func psCommand(stdout, stderr io.Writer) *cli.Command {
 
 // podSource is one source of the pods ps lists, kept across a watch's
 // refreshes. The runtime's podrun pods (runner.PodLister) are the first;
-// another (pods handed over to a kubelet, say) adds its Items to
+// another (pods handed over to a kubelet, say) adds its pods to
 // psSources, and they are merged, selected and printed alike.
-type podSource func(ctx context.Context) ([]podlist.Item, error)
+type podSource func(ctx context.Context) ([]podref.Listed, error)
 
 // listSources merges the sources' pods, sorted by namespace and name.
-func listSources(ctx context.Context, sources []podSource) ([]podlist.Item, error) {
-	var items []podlist.Item
+func listSources(ctx context.Context, sources []podSource) ([]podref.Listed, error) {
+	var items []podref.Listed
 	for _, src := range sources {
 		its, err := src(ctx)
 		if err != nil {
@@ -70,7 +71,7 @@ func listSources(ctx context.Context, sources []podSource) ([]podlist.Item, erro
 		}
 		items = append(items, its...)
 	}
-	podlist.Sort(items)
+	podref.Sort(items)
 	return items, nil
 }
 
@@ -79,7 +80,7 @@ func listSources(ctx context.Context, sources []podSource) ([]podlist.Item, erro
 type psOptions struct {
 	format                  string
 	args                    []string
-	scope                   podlist.Scope
+	scope                   podref.Scope
 	noHeaders, quiet, watch bool
 }
 
@@ -123,13 +124,13 @@ func psAction(c *cli.Context, stdout, stderr io.Writer) error {
 // list prints the pods the PODs name, or every pod of the scope, and
 // returns the printer and the pods it printed. A POD that names no pod of
 // the scope is an error, which says where a pod of that name is.
-func (o psOptions) list(ctx context.Context, sources []podSource, stdout, stderr io.Writer, sigCode func() int) (*psPrinter, []podlist.Item, error) {
+func (o psOptions) list(ctx context.Context, sources []podSource, stdout, stderr io.Writer, sigCode func() int) (*psPrinter, []podref.Listed, error) {
 	all, err := listSources(ctx, sources)
 	if err != nil {
 		return nil, nil, interrupted(err, sigCode)
 	}
 	items, others := o.scope.Split(all)
-	selected, missing := podlist.Select(items, o.args)
+	selected, missing := podref.Select(items, o.args)
 	p := &psPrinter{out: stdout, format: o.format, cols: podlist.ColumnsFor(selected, o.format == "wide"), header: o.noHeaders}
 	p.cols.Root = o.format == "wide" && o.scope.AllRoots()
 	if len(selected) == 0 && len(missing) == 0 && o.format != "json" && o.format != "yaml" && !o.quiet {
@@ -146,14 +147,14 @@ func (o psOptions) list(ctx context.Context, sources []podSource, stdout, stderr
 
 // notFound is the error of the PODs missing from the scope, each saying
 // where else a pod of its name is (others: the pods outside the scope).
-func (o psOptions) notFound(missing []string, others []podlist.Item) error {
-	var elsewhere []podlist.Ref
+func (o psOptions) notFound(missing []string, others []podref.Listed) error {
+	var elsewhere []podref.Ref
 	for _, it := range others {
-		elsewhere = append(elsewhere, podlist.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
+		elsewhere = append(elsewhere, podref.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
 	}
 	var errs []error
 	for _, m := range missing {
-		errs = append(errs, o.scope.NotFound(m, podlist.Elsewhere(m, elsewhere)))
+		errs = append(errs, o.scope.NotFound(m, podref.Elsewhere(m, elsewhere)))
 	}
 	return errors.Join(errs...)
 }
@@ -161,7 +162,7 @@ func (o psOptions) notFound(missing []string, others []podlist.Item) error {
 // watchChanges prints the pods again on every change, a row (or an
 // object) for each pod whose row changed, until a signal. selected are the
 // pods the listing printed.
-func (o psOptions) watchChanges(ctx context.Context, changes <-chan struct{}, sources []podSource, p *psPrinter, selected []podlist.Item, sigCode func() int) error {
+func (o psOptions) watchChanges(ctx context.Context, changes <-chan struct{}, sources []podSource, p *psPrinter, selected []podref.Listed, sigCode func() int) error {
 	w := podlist.NewWatch()
 	w.Changed(selected)
 	for range changes {
@@ -174,7 +175,7 @@ func (o psOptions) watchChanges(ctx context.Context, changes <-chan struct{}, so
 		}
 		items, _ := o.scope.Split(all)
 		if len(o.args) > 0 {
-			items, _ = podlist.Select(items, o.args)
+			items, _ = podref.Select(items, o.args)
 		}
 		if err := p.changed(w.Changed(items)); err != nil {
 			return podrunError(err)
@@ -198,7 +199,7 @@ type psPrinter struct {
 
 // list prints the listing: the table, or a v1.List (the v1.Pod itself when
 // one argument named one pod, as kubectl get pod NAME).
-func (p *psPrinter) list(items []podlist.Item, single bool) error {
+func (p *psPrinter) list(items []podref.Listed, single bool) error {
 	switch p.format {
 	case "json", "yaml":
 		if single {
@@ -210,7 +211,7 @@ func (p *psPrinter) list(items []podlist.Item, single bool) error {
 }
 
 // changed prints what a watch saw change: rows, or one object per pod.
-func (p *psPrinter) changed(items []podlist.Item) error {
+func (p *psPrinter) changed(items []podref.Listed) error {
 	switch p.format {
 	case "json", "yaml":
 		for _, it := range items {
@@ -230,7 +231,7 @@ func (p *psPrinter) changed(items []podlist.Item) error {
 }
 
 // rows prints table rows, after the header the first time there is one.
-func (p *psPrinter) rows(items []podlist.Item) error {
+func (p *psPrinter) rows(items []podref.Listed) error {
 	if len(items) == 0 {
 		return nil
 	}

@@ -3,14 +3,14 @@ package main
 // The scope of the commands that take podrun's pods by name or all at once
 // (ps, down, handover): the pods of their --root-dir, as kubectl's are
 // those of its namespace, or with --all-roots every podrun pod on the
-// runtime (runner/podlist.Scope, docs/ps.md#scope).
+// runtime (runner/podref.Scope, docs/ps.md#scope).
 
 import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // allRootsFlag widens a command from the pods of its --root-dir to every
@@ -24,13 +24,13 @@ func allRootsFlag(usage string) cli.Flag {
 // podScope is the scope of a command's pods: its --root-dir, made
 // absolute as a run makes it (the pods' io.podrun.root-dir), or with
 // --all-roots every root dir.
-func podScope(c *cli.Context) (podlist.Scope, error) {
+func podScope(c *cli.Context) (podref.Scope, error) {
 	if boolean(c, "all-roots") {
-		return podlist.Scope{}, nil
+		return podref.Scope{}, nil
 	}
 	root, err := filepath.Abs(str(c, "root-dir"))
 	if err != nil {
-		return podlist.Scope{}, err
+		return podref.Scope{}, err
 	}
-	return podlist.Scope{Root: root}, nil
+	return podref.Scope{Root: root}, nil
 }

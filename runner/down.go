@@ -10,7 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // `podrun down`: the stop of a pod whose podrun has returned (--detach),
@@ -30,7 +30,7 @@ type DownOptions struct {
 	// Scope is the pods Args and All take: those of one --root-dir, or
 	// (zero) every podrun pod on the runtime. A pod of another root dir
 	// that Args name is refused, saying which --root-dir reaches it.
-	Scope podlist.Scope
+	Scope podref.Scope
 	// Force, once closed (a second signal), stops the containers at once
 	// instead of waiting out their grace period; everything is still
 	// removed.

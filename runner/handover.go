@@ -14,7 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // The hand-over (`podrun handover`, docs/handover.md): a node bootstrapped
@@ -52,7 +52,7 @@ type HandoverOptions struct {
 	All  bool     // every podrun pod of the scope not handed over yet
 	// Scope is the pods Args and All take, as for `podrun down`: those of
 	// one --root-dir, or (zero) every podrun pod on the runtime.
-	Scope podlist.Scope
+	Scope podref.Scope
 	// RootDir is podrun's root dir: the data dirs of pods handed over
 	// earlier whose sandboxes are gone are removed from it first.
 	RootDir string
@@ -244,7 +244,7 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 // handoverChoice is the newest sandbox of each pod to hand over, by UID:
 // the named ones (each must exist in scope), or with all every podrun pod
 // of the scope not handed over yet.
-func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool, scope podlist.Scope) (map[string]*runtimeapi.PodSandbox, error) {
+func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool, scope podref.Scope) (map[string]*runtimeapi.PodSandbox, error) {
 	named, err := namedPods(sbs, args, scope)
 	if err != nil {
 		return nil, err

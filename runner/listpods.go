@@ -20,13 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 	"github.com/podrun/podrun/runner/podresources"
 )
 
 // Annotations `podrun ps` adds to the pods it lists, as the kubelet adds
 // its config.* annotations to a static pod's mirror: the run, the root dir
-// and the owner (podlist.Owner).
+// and the owner (ownerText).
 const (
 	annotationListedRun   = "io.podrun.run"
 	annotationListedOwner = "io.podrun.owner"
@@ -64,7 +64,7 @@ func NewPodLister(rt Runtime) *PodLister {
 
 // List returns every podrun pod, one per pod UID, sorted by namespace and
 // name.
-func (l *PodLister) List(ctx context.Context) ([]podlist.Item, error) {
+func (l *PodLister) List(ctx context.Context) ([]podref.Listed, error) {
 	if err := l.obs.poll(ctx); err != nil {
 		return nil, fmt.Errorf("listing podrun's pods: %w", err)
 	}
@@ -80,7 +80,7 @@ func (l *PodLister) List(ctx context.Context) ([]podlist.Item, error) {
 			delete(l.ips, id)
 		}
 	}
-	items := make([]podlist.Item, 0, len(byUID))
+	items := make([]podref.Listed, 0, len(byUID))
 	dirs := map[string]bool{}
 	for uid, sbs := range byUID {
 		sort.Slice(sbs, func(i, j int) bool { return newerSandbox(sbs[i], sbs[j]) })
@@ -96,7 +96,7 @@ func (l *PodLister) List(ctx context.Context) ([]podlist.Item, error) {
 			delete(l.manifests, dir) // the pod is gone
 		}
 	}
-	podlist.Sort(items)
+	podref.Sort(items)
 	return items, nil
 }
 
@@ -126,7 +126,7 @@ func (l *PodLister) learnIPs(ctx context.Context, sb *runtimeapi.PodSandbox) {
 
 // item is the pod of sandboxes sbs (newest first) as ps lists it, and its
 // data dir ("" when the sandbox names none).
-func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podlist.Item, string) {
+func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podref.Listed, string) {
 	sb := sbs[0]
 	owner := ownerFromLabels(sb.Labels)
 	in := listInput{
@@ -146,16 +146,35 @@ func (l *PodLister) item(uid string, sbs []*runtimeapi.PodSandbox) (podlist.Item
 	}
 	// A -d run is the pod's owner until its detach point (podOwner).
 	in.Owner.Detached = detachedFor(owner.Detached, in.Record, recErr)
-	return podlist.Item{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in), Root: in.RootDir}, dir
+	return podref.Listed{Pod: listedPod(in), Run: owner.RunID, Owner: listedOwner(in), Root: in.RootDir}, dir
 }
 
 // listedOwner is the OWNER column: the kubelet for a pod handed over to it
-// (podrun handover), else podlist.Owner.
+// (podrun handover), else ownerText.
 func listedOwner(in listInput) string {
 	if in.Record.HandedOver != nil {
-		return podlist.OwnerKubelet
+		return ownerKubelet
 	}
-	return podlist.Owner(in.Owner.PID, in.Alive, in.Owner.Detached)
+	return ownerText(in.Owner.PID, in.Alive, in.Owner.Detached)
+}
+
+// ownerKubelet is the OWNER of a pod handed over to a kubelet (podrun
+// handover): the kubelet runs it as its own.
+const ownerKubelet = "kubelet"
+
+// ownerText is the OWNER column: "pid N" while the podrun that runs the
+// pod lives (it probes, restarts and will tear the pod down), "detached"
+// for a pod whose podrun left it running (--detach) and exited, and "pid N
+// (gone)" for one whose podrun died without detaching (the next run
+// reclaims it).
+func ownerText(pid int, alive, detached bool) string {
+	switch {
+	case alive:
+		return fmt.Sprintf("pid %d", pid)
+	case detached:
+		return "detached"
+	}
+	return fmt.Sprintf("pid %d (gone)", pid)
 }
 
 // manifest reads the pod podrun ran from its data dir, once.

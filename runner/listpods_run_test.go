@@ -12,10 +12,11 @@ import (
 
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // listed lists podrun's pods with l and returns the one named name.
-func listed(t *testing.T, l *runner.PodLister, name string) (podlist.Item, bool) {
+func listed(t *testing.T, l *runner.PodLister, name string) (podref.Listed, bool) {
 	t.Helper()
 	items, err := l.List(context.Background())
 	if err != nil {
@@ -26,11 +27,11 @@ func listed(t *testing.T, l *runner.PodLister, name string) (podlist.Item, bool)
 			return it, true
 		}
 	}
-	return podlist.Item{}, false
+	return podref.Listed{}, false
 }
 
 // eventually lists until check passes (the run goes on meanwhile).
-func eventually(t *testing.T, l *runner.PodLister, name string, check func(podlist.Item) error) podlist.Item {
+func eventually(t *testing.T, l *runner.PodLister, name string, check func(podref.Listed) error) podref.Listed {
 	t.Helper()
 	deadline := time.Now().Add(runLimit)
 	for {
@@ -55,7 +56,7 @@ func containerID(cs v1.ContainerStatus) string {
 	return id
 }
 
-func row(it podlist.Item) string {
+func row(it podref.Listed) string {
 	s := podlist.Summarize(it.Pod)
 	return s.ReadyText() + " " + s.Status + " " + fmt.Sprint(s.Restarts)
 }
@@ -114,7 +115,7 @@ func TestPodListerDetached(t *testing.T) {
 	if err := e.srv.ExitContainer(containerID(cs), 3); err != nil {
 		t.Fatal(err)
 	}
-	it = eventually(t, l, "web", func(it podlist.Item) error {
+	it = eventually(t, l, "web", func(it podref.Listed) error {
 		if got := row(it); got != "0/1 Error 0" {
 			return fmt.Errorf("row %q, want 0/1 Error 0", got)
 		}
@@ -150,7 +151,7 @@ func TestPodListerDuringARun(t *testing.T) {
 		done <- res
 	}()
 	l := runner.NewPodLister(e.rt)
-	it := eventually(t, l, "loop", func(it podlist.Item) error {
+	it := eventually(t, l, "loop", func(it podref.Listed) error {
 		if got := row(it); got != "0/1 CrashLoopBackOff 1" {
 			return fmt.Errorf("row %q, want 0/1 CrashLoopBackOff 1", got)
 		}
@@ -190,7 +191,7 @@ func TestPodListerChanges(t *testing.T) {
 	e.run(t, ctx, newPod("web", v1.RestartPolicyAlways, ctr("app", "sleep", "infinity")))
 	t.Cleanup(func() { runner.Down(ctx, e.rt, nil, true, func(string, ...any) {}) })
 	l := runner.NewPodLister(e.rt)
-	it := eventually(t, l, "web", func(it podlist.Item) error {
+	it := eventually(t, l, "web", func(it podref.Listed) error {
 		if it.Pod.Status.ContainerStatuses[0].State.Running == nil {
 			return fmt.Errorf("not running yet")
 		}

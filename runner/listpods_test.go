@@ -267,6 +267,22 @@ func TestListedPod(t *testing.T) {
 	}
 }
 
+func TestOwnerText(t *testing.T) {
+	for _, tc := range []struct {
+		alive, detached bool
+		want            string
+	}{
+		{true, false, "pid 42"},
+		{true, true, "pid 42"}, // a podrun -d still waiting runs it
+		{false, true, "detached"},
+		{false, false, "pid 42 (gone)"},
+	} {
+		if got := ownerText(42, tc.alive, tc.detached); got != tc.want {
+			t.Errorf("ownerText(alive %v, detached %v) = %q, want %q", tc.alive, tc.detached, got, tc.want)
+		}
+	}
+}
+
 func TestListedPodDir(t *testing.T) {
 	for _, tc := range []struct {
 		root, uid string

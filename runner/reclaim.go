@@ -16,7 +16,7 @@ import (
 	"github.com/podrun/podrun/volumes"
 
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // staleTempDirAge: a half-made pod data dir (".new-*") older than this
@@ -284,31 +284,31 @@ func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
 // matchPod reports whether a `podrun down` argument names the pod: NAME
 // (any namespace), NAMESPACE/NAME, or the pod UID.
 func matchPod(arg string, info PodInfo) bool {
-	return podlist.Matches(arg, info.Namespace, info.Name, info.UID)
+	return podref.Matches(arg, info.Namespace, info.Name, info.UID)
 }
 
 // namedPods is the pods of scope (one PodInfo per sandbox) that the
 // arguments of `podrun down` or `podrun handover` name (matchPod), and an
 // error for each argument that names none of them: one that names pods
-// of other root dirs says where they are (podlist.Scope.NotFound).
-func namedPods(sbs []*runtimeapi.PodSandbox, args []string, scope podlist.Scope) ([]PodInfo, error) {
+// of other root dirs says where they are (podref.Scope.NotFound).
+func namedPods(sbs []*runtimeapi.PodSandbox, args []string, scope podref.Scope) ([]PodInfo, error) {
 	infos := podInfos(sbs)
 	var named []PodInfo
 	var errs []error
 	for _, a := range args {
 		found := false
-		var others []podlist.Ref
+		var others []podref.Ref
 		for _, info := range infos {
 			switch {
 			case !matchPod(a, info):
 			case scope.Has(info.RootDir):
 				named, found = append(named, info), true
 			default:
-				others = append(others, podlist.Ref{Namespace: info.Namespace, Name: info.Name, UID: info.UID, Root: info.RootDir})
+				others = append(others, podref.Ref{Namespace: info.Namespace, Name: info.Name, UID: info.UID, Root: info.RootDir})
 			}
 		}
 		if !found {
-			errs = append(errs, scope.NotFound(a, podlist.Elsewhere(a, others)))
+			errs = append(errs, scope.NotFound(a, podref.Elsewhere(a, others)))
 		}
 	}
 	return named, errors.Join(errs...)

@@ -7,7 +7,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // TestHandoverChoiceScope: `podrun handover --all` takes the pods of its
@@ -28,21 +28,21 @@ func TestHandoverChoiceScope(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	here := podlist.Scope{Root: "/var/lib/podrun"}
+	here := podref.Scope{Root: "/var/lib/podrun"}
 	for _, tc := range []struct {
 		name  string
 		args  []string
 		all   bool
-		scope podlist.Scope
+		scope podref.Scope
 		want  []string
 		err   string
 	}{
 		{"--all: the root dir's pods", nil, true, here, []string{"uid-api", "uid-etcd"}, ""},
-		{"--all --all-roots: every pod", nil, true, podlist.Scope{}, []string{"uid-api", "uid-ci-db", "uid-etcd"}, ""},
+		{"--all --all-roots: every pod", nil, true, podref.Scope{}, []string{"uid-api", "uid-ci-db", "uid-etcd"}, ""},
 		{"a pod of the root dir", []string{"etcd"}, false, here, []string{"uid-etcd"}, ""},
 		{"a pod of another root dir", []string{"ci-db"}, false, here, []string{},
 			`no podrun pod "ci-db" in --root-dir /var/lib/podrun: kube-system/ci-db (uid uid-ci-db) is of --root-dir /ci/job1; give --root-dir /ci/job1, or --all-roots`},
-		{"a pod of another root dir, --all-roots", []string{"ci-db"}, false, podlist.Scope{}, []string{"uid-ci-db"}, ""},
+		{"a pod of another root dir, --all-roots", []string{"ci-db"}, false, podref.Scope{}, []string{"uid-ci-db"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := handoverChoice(sbs, tc.args, tc.all, tc.scope)

@@ -2,17 +2,16 @@
 // reads them: the READY, STATUS and RESTARTS columns worked out from a
 // v1.Pod as kubectl's printPod works them out (kubernetes
 // pkg/printers/internalversion/printers.go), AGE in kubectl's duration
-// format, the table's columns, the pods an argument names, the rows a
-// watch prints again, and the v1.List of -o json|yaml.
+// format, the table's columns, the rows a watch prints again, and the
+// v1.List of -o json|yaml.
 //
-// It decides and formats only. The pods come from runner.PodLister (the
-// runtime's podrun pods, their status built by the run's own status code)
-// or any other source of Items; cmd_ps.go prints them.
+// It decides and formats only. The pods (podref.Listed) come from
+// runner.PodLister (the runtime's podrun pods, their status built by the
+// run's own status code) or any other source; cmd_ps.go prints them.
 package podlist
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,41 +21,9 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/podrun/podrun/runner/podref"
 	"github.com/podrun/podrun/runner/podresources"
 )
-
-// Item is one pod ps lists: the pod (the manifest podrun ran, with its
-// status) and what runs it.
-type Item struct {
-	Pod *v1.Pod
-	// Run is the podrun invocation the pod belongs to (its run ID: the pods
-	// of one `podrun -f ...` share it).
-	Run string
-	// Owner says who looks after the pod: Owner's words ("pid N",
-	// "pid N (gone)", "detached").
-	Owner string
-	// Root is the --root-dir of the run that made the pod (Scope).
-	Root string
-}
-
-// OwnerKubelet is the OWNER of a pod handed over to a kubelet (podrun
-// handover): the kubelet runs it as its own.
-const OwnerKubelet = "kubelet"
-
-// Owner is the OWNER column: "pid N" while the podrun that runs the pod
-// lives (it probes, restarts and will tear the pod down), "detached" for a
-// pod whose podrun left it running (--detach) and exited, and "pid N
-// (gone)" for one whose podrun died without detaching (the next run
-// reclaims it).
-func Owner(pid int, alive, detached bool) string {
-	switch {
-	case alive:
-		return fmt.Sprintf("pid %d", pid)
-	case detached:
-		return "detached"
-	}
-	return fmt.Sprintf("pid %d (gone)", pid)
-}
 
 // Summary is what the table shows of a pod's containers.
 type Summary struct {
@@ -253,7 +220,7 @@ type Columns struct {
 
 // ColumnsFor is the columns of a table of items: NAMESPACE when they span
 // more than one namespace.
-func ColumnsFor(items []Item, wide bool) Columns {
+func ColumnsFor(items []podref.Listed, wide bool) Columns {
 	c := Columns{Wide: wide}
 	for _, it := range items {
 		if it.Pod.Namespace != items[0].Pod.Namespace {
@@ -279,7 +246,7 @@ func (c Columns) Header() []string {
 }
 
 // Row is the item's row at time now.
-func (c Columns) Row(it Item, now time.Time) []string {
+func (c Columns) Row(it podref.Listed, now time.Time) []string {
 	pod := it.Pod
 	s := Summarize(pod)
 	r := []string{pod.Name, s.ReadyText(), s.Status, s.RestartsText(now), since(pod.CreationTimestamp, now), orNone(podIP(pod))}
@@ -310,51 +277,6 @@ func orNone(s string) string {
 	return s
 }
 
-// Matches tells whether a command-line argument names the pod: NAME (in
-// any namespace), NAMESPACE/NAME, or the pod's UID.
-func Matches(arg, namespace, name, uid string) bool {
-	if ns, n, ok := strings.Cut(arg, "/"); ok {
-		return ns == namespace && n == name
-	}
-	return arg == name || arg == uid
-}
-
-// Select keeps the items the arguments name, in the items' order, and
-// returns the arguments that name none. Without arguments it keeps all.
-func Select(items []Item, args []string) (selected []Item, missing []string) {
-	if len(args) == 0 {
-		return items, nil
-	}
-	found := make([]bool, len(args))
-	for _, it := range items {
-		hit := false
-		for i, a := range args {
-			if Matches(a, it.Pod.Namespace, it.Pod.Name, string(it.Pod.UID)) {
-				found[i], hit = true, true
-			}
-		}
-		if hit {
-			selected = append(selected, it)
-		}
-	}
-	for i, a := range args {
-		if !found[i] {
-			missing = append(missing, a)
-		}
-	}
-	return selected, missing
-}
-
-// Sort orders items by namespace, then name, as the API server lists pods.
-func Sort(items []Item) {
-	slices.SortStableFunc(items, func(a, b Item) int {
-		if c := strings.Compare(a.Pod.Namespace, b.Pod.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Pod.Name, b.Pod.Name)
-	})
-}
-
 // List is the v1.List of the pods, as `kubectl get pods -o json` prints
 // it: apiVersion v1, kind List, each item a v1 Pod.
 func List(pods []*v1.Pod) *v1.List {
@@ -373,7 +295,7 @@ func WithKind(pod *v1.Pod) *v1.Pod {
 }
 
 // Pods is the items' pods.
-func Pods(items []Item) []*v1.Pod {
+func Pods(items []podref.Listed) []*v1.Pod {
 	pods := make([]*v1.Pod, len(items))
 	for i, it := range items {
 		pods[i] = it.Pod

@@ -9,7 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podrun/podrun/runner/podref"
 )
 
 var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -311,28 +312,12 @@ func TestAge(t *testing.T) {
 	}
 }
 
-func TestOwner(t *testing.T) {
-	for _, tc := range []struct {
-		alive, detached bool
-		want            string
-	}{
-		{true, false, "pid 42"},
-		{true, true, "pid 42"}, // a podrun -d still waiting runs it
-		{false, true, "detached"},
-		{false, false, "pid 42 (gone)"},
-	} {
-		if got := Owner(42, tc.alive, tc.detached); got != tc.want {
-			t.Errorf("Owner(alive %v, detached %v) = %q, want %q", tc.alive, tc.detached, got, tc.want)
-		}
-	}
-}
-
 func TestColumnsAndRows(t *testing.T) {
 	web := basePod()
 	db := basePod()
 	db.Name, db.Namespace, db.UID = "db", "shop", "uid-db"
 	db.Spec.NodeName, db.Status.PodIPs, db.CreationTimestamp = "", nil, metav1.Time{}
-	items := []Item{{Pod: web, Run: "a1b2", Owner: "detached"}, {Pod: db}}
+	items := []podref.Listed{{Pod: web, Run: "a1b2", Owner: "detached"}, {Pod: db}}
 
 	one := ColumnsFor(items[:1], false)
 	if got, want := one.Header(), []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP"}; !slices.Equal(got, want) {
@@ -353,41 +338,26 @@ func TestColumnsAndRows(t *testing.T) {
 	}
 }
 
-func TestSelect(t *testing.T) {
-	mk := func(ns, name string) Item {
-		return Item{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}}
+func TestRootColumn(t *testing.T) {
+	web := basePod()
+	items := []podref.Listed{{Pod: web, Run: "a1b2", Owner: "detached", Root: "/ci/job1"}, {Pod: basePod()}}
+	cols := ColumnsFor(items[:1], true)
+	cols.Root = true
+	if got, want := cols.Header(), []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "RUN", "OWNER", "ROOT"}; !slices.Equal(got, want) {
+		t.Errorf("header = %q, want %q", got, want)
 	}
-	items := []Item{mk("default", "web"), mk("shop", "web"), mk("shop", "db")}
-	names := func(its []Item) []string {
-		var out []string
-		for _, it := range its {
-			out = append(out, it.Pod.Namespace+"/"+it.Pod.Name)
-		}
-		return out
+	if got := cols.Row(items[0], now); got[len(got)-1] != "/ci/job1" {
+		t.Errorf("row %q, want the root dir last", got)
 	}
-	for _, tc := range []struct {
-		args    []string
-		want    []string
-		missing []string
-	}{
-		{nil, []string{"default/web", "shop/web", "shop/db"}, nil},
-		{[]string{"web"}, []string{"default/web", "shop/web"}, nil},
-		{[]string{"shop/web"}, []string{"shop/web"}, nil},
-		{[]string{"uid-shop-db"}, []string{"shop/db"}, nil},
-		{[]string{"db", "shop/db"}, []string{"shop/db"}, nil},
-		{[]string{"nosuch", "db", "other/web"}, []string{"shop/db"}, []string{"nosuch", "other/web"}},
-	} {
-		sel, missing := Select(items, tc.args)
-		if !slices.Equal(names(sel), tc.want) || !slices.Equal(missing, tc.missing) {
-			t.Errorf("Select(%q) = %q, missing %q; want %q, missing %q", tc.args, names(sel), missing, tc.want, tc.missing)
-		}
+	if got := cols.Row(items[1], now); got[len(got)-1] != "<none>" {
+		t.Errorf("row of a pod without a root dir %q, want <none> last", got)
 	}
 }
 
 func TestWatchChanged(t *testing.T) {
 	web, db := basePod(), basePod()
 	db.Name, db.UID = "db", "uid-db"
-	names := func(its []Item) []string {
+	names := func(its []podref.Listed) []string {
 		var out []string
 		for _, it := range its {
 			out = append(out, it.Pod.Name+" "+Summarize(it.Pod).Status)
@@ -395,29 +365,29 @@ func TestWatchChanged(t *testing.T) {
 		return out
 	}
 	w := NewWatch()
-	check := func(step string, items []Item, want ...string) {
+	check := func(step string, items []podref.Listed, want ...string) {
 		t.Helper()
 		if got := names(w.Changed(items)); !slices.Equal(got, want) {
 			t.Errorf("%s: rows %q, want %q", step, got, want)
 		}
 	}
-	check("first listing: every pod", []Item{{Pod: web}, {Pod: db}}, "web Running", "db Running")
-	check("nothing changed", []Item{{Pod: web}, {Pod: db}})
+	check("first listing: every pod", []podref.Listed{{Pod: web}, {Pod: db}}, "web Running", "db Running")
+	check("nothing changed", []podref.Listed{{Pod: web}, {Pod: db}})
 
 	older := web.DeepCopy()
 	older.CreationTimestamp = ago(time.Hour)
-	check("only the age changed", []Item{{Pod: older}, {Pod: db}})
+	check("only the age changed", []podref.Listed{{Pod: older}, {Pod: db}})
 
 	crashed := web.DeepCopy()
 	crashed.Status.ContainerStatuses[0] = restarted(waiting("app", "CrashLoopBackOff"), 1, time.Second)
-	check("a container restarts", []Item{{Pod: crashed}, {Pod: db}}, "web CrashLoopBackOff")
-	check("the owner changes", []Item{{Pod: crashed}, {Pod: db, Owner: "detached"}}, "db Running")
+	check("a container restarts", []podref.Listed{{Pod: crashed}, {Pod: db}}, "web CrashLoopBackOff")
+	check("the owner changes", []podref.Listed{{Pod: crashed}, {Pod: db, Owner: "detached"}}, "db Running")
 
 	deleting := crashed.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: now}
-	check("torn down", []Item{{Pod: deleting}, {Pod: db, Owner: "detached"}}, "web Terminating")
-	check("gone: its last state once more", []Item{{Pod: db, Owner: "detached"}}, "web Terminating")
-	check("gone stays gone", []Item{{Pod: db, Owner: "detached"}})
+	check("torn down", []podref.Listed{{Pod: deleting}, {Pod: db, Owner: "detached"}}, "web Terminating")
+	check("gone: its last state once more", []podref.Listed{{Pod: db, Owner: "detached"}}, "web Terminating")
+	check("gone stays gone", []podref.Listed{{Pod: db, Owner: "detached"}})
 }
 
 func TestList(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podrun/podrun/runner/podref"
 )
 
 // Watch remembers what a watch (`podrun ps -w`, as `kubectl get -w`) last
@@ -11,7 +13,7 @@ import (
 // changed: the table once, then one row per change.
 type Watch struct {
 	last  map[types.UID]rowKey
-	items map[types.UID]Item
+	items map[types.UID]podref.Listed
 	order []types.UID
 }
 
@@ -24,7 +26,7 @@ type rowKey struct {
 	Namespace, Name              string
 }
 
-func keyOf(it Item) rowKey {
+func keyOf(it podref.Listed) rowKey {
 	s := Summarize(it.Pod)
 	k := rowKey{
 		Ready: s.Ready, Total: s.Total, Restarts: s.Restarts, Status: s.Status,
@@ -39,15 +41,15 @@ func keyOf(it Item) rowKey {
 
 // NewWatch starts a watch with nothing printed yet.
 func NewWatch() *Watch {
-	return &Watch{last: map[types.UID]rowKey{}, items: map[types.UID]Item{}}
+	return &Watch{last: map[types.UID]rowKey{}, items: map[types.UID]podref.Listed{}}
 }
 
 // Changed takes the pods as they are now and returns those to print: the
 // new ones and those whose row changed, in the order given, then those
 // that are gone, with the last state seen (kubectl prints a deleted pod's
 // last state once more).
-func (w *Watch) Changed(items []Item) []Item {
-	var out []Item
+func (w *Watch) Changed(items []podref.Listed) []podref.Listed {
+	var out []podref.Listed
 	seen := map[types.UID]bool{}
 	for _, it := range items {
 		uid := it.Pod.UID

@@ -1,4 +1,4 @@
-package podlist
+package podref
 
 import (
 	"slices"
@@ -10,11 +10,11 @@ import (
 )
 
 func TestScope(t *testing.T) {
-	mk := func(name, root string) Item {
-		return Item{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}}, Root: root}
+	mk := func(name, root string) Listed {
+		return Listed{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}}, Root: root}
 	}
-	items := []Item{mk("a", "/var/lib/podrun"), mk("b", "/ci/job1"), mk("c", "/var/lib/podrun"), mk("d", "")}
-	names := func(its []Item) []string {
+	items := []Listed{mk("a", "/var/lib/podrun"), mk("b", "/ci/job1"), mk("c", "/var/lib/podrun"), mk("d", "")}
+	names := func(its []Listed) []string {
 		var out []string
 		for _, it := range its {
 			out = append(out, it.Pod.Name)
@@ -84,21 +84,5 @@ func TestScopeNoneFound(t *testing.T) {
 		if got := tc.scope.NoneFound(tc.others); got != tc.want {
 			t.Errorf("NoneFound(%d) = %q, want %q", tc.others, got, tc.want)
 		}
-	}
-}
-
-func TestRootColumn(t *testing.T) {
-	web := basePod()
-	items := []Item{{Pod: web, Run: "a1b2", Owner: "detached", Root: "/ci/job1"}, {Pod: basePod()}}
-	cols := ColumnsFor(items[:1], true)
-	cols.Root = true
-	if got, want := cols.Header(), []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "RUN", "OWNER", "ROOT"}; !slices.Equal(got, want) {
-		t.Errorf("header = %q, want %q", got, want)
-	}
-	if got := cols.Row(items[0], now); got[len(got)-1] != "/ci/job1" {
-		t.Errorf("row %q, want the root dir last", got)
-	}
-	if got := cols.Row(items[1], now); got[len(got)-1] != "<none>" {
-		t.Errorf("row of a pod without a root dir %q, want <none> last", got)
 	}
 }

@@ -1,4 +1,4 @@
-package podlist
+package podref
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func (s Scope) AllRoots() bool { return s.Root == "" }
 func (s Scope) Has(root string) bool { return s.Root == "" || root == s.Root }
 
 // Split divides items into those in scope and the others, in order.
-func (s Scope) Split(items []Item) (in, out []Item) {
+func (s Scope) Split(items []Listed) (in, out []Listed) {
 	for _, it := range items {
 		if s.Has(it.Root) {
 			in = append(in, it)
