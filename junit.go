@@ -10,18 +10,18 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/junit"
+	"github.com/podrun/podrun/runner/report/junit"
 )
 
 // junitLogLines is how many of a container's last log lines its JUnit
 // testcase carries.
 const junitLogLines = 50
 
-// junitReport gathers a run for its --junit report (runner.JUnitReport)
+// junitReport gathers a run for its --junit report (junit.Report)
 // and writes it when the run ends, however it ends; nil without --junit.
 type junitReport struct {
 	path string
-	run  runner.JUnitRun
+	run  junit.Run
 }
 
 // newJUnitReport starts the report of a run with --junit, nil without. The
@@ -37,7 +37,7 @@ func newJUnitReport(cfg runConfig) (*junitReport, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("--junit %s: %s is not a directory", cfg.JUnit, dir)
 	}
-	return &junitReport{path: cfg.JUnit, run: runner.JUnitRun{NodeName: cfg.NodeName, Start: time.Now()}}, nil
+	return &junitReport{path: cfg.JUnit, run: junit.Run{NodeName: cfg.NodeName, Start: time.Now()}}, nil
 }
 
 func (j *junitReport) setPods(pods []*v1.Pod) {
@@ -67,7 +67,7 @@ func (j *junitReport) write(err error, sigCode int) error {
 	} else {
 		j.run.Err = err
 	}
-	werr := writeJUnitFile(j.path, runner.JUnitReport(j.run))
+	werr := junit.WriteFile(j.path, junit.Report(j.run))
 	if werr == nil {
 		return err
 	}
@@ -79,27 +79,4 @@ func (j *junitReport) write(err error, sigCode int) error {
 		return podrunError(errors.Join(err, werr))
 	}
 	return podrunError(werr)
-}
-
-// writeJUnitFile writes the report atomically: to a temporary file beside
-// path, then renamed over it, so a reader never sees half a report.
-func writeJUnitFile(path string, doc *junit.Testsuites) error {
-	b, err := junit.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	err = errors.Join(err, f.Chmod(0o644), f.Sync(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/podrun/podrun/runner/junit/junittest"
+	"github.com/podrun/podrun/runner/report/junit/junittest"
 )
 
 var junitSchema = filepath.Join("testdata", "junit.xsd")

@@ -2,7 +2,7 @@
 
 package e2e
 
-// --junit end to end (junit.go, runner/junit.go): a run on the testbed
+// --junit end to end (junit.go, runner/report/junit): a run on the testbed
 // writes a JUnit report however it ends — every container passing, one
 // failing, a timeout, SIGINT, init containers and sidecars — and each
 // report is valid against testdata/junit.xsd (xmllint, which the testbed
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podrun/podrun/runner/junit/junittest"
+	"github.com/podrun/podrun/runner/report/junit/junittest"
 )
 
 // junitDoc is a report as a CI system reads it.

@@ -41,12 +41,11 @@
 //	logfollow.go   tailer: a container instance's log read as the runtime writes it, into the sink
 //	crilog.go      the CRI log decoder: readLog (cri-client's ReadLogs), logTail; criStream, which decodes as the log grows
 //	loglost.go     logsLost: output the runtime could not write to the log dir
-//	logtail.go     lastLogLines: the end of each container's log, kept for the JUnit report
+//	logtail.go     lastLogLines: the end of each container's log, kept in PodResult.Logs for the JUnit report (package runner/report/junit)
 //	wait.go        waitOutcome: whether the wait condition holds
 //	teardown.go    teardown: the pod stopped (killPod), its sandboxes removed, unmount, remove dirs and cgroup
 //	stop.go        how a pod stops, for the run (killPod, killContainer), down (stopForDown) and reclaim (removeSandboxAndPodDirs): grace periods, terminationOrdering, the sandboxes stopped and removed
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
-//	junit.go       JUnitReport: the run's JUnit report (--junit; the format: package runner/junit)
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
 //	down.go        Down, downPods: `podrun down`, the pods chosen and stopped (stop.go)
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`

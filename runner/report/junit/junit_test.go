@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podrun/podrun/runner/junit"
-	"github.com/podrun/podrun/runner/junit/junittest"
+	"github.com/podrun/podrun/runner/report/junit"
+	"github.com/podrun/podrun/runner/report/junit/junittest"
 )
 
-var schema = filepath.Join("..", "..", "testdata", "junit.xsd")
+var schema = filepath.Join("..", "..", "..", "testdata", "junit.xsd")
 
 // The schema takes the format's documents and refuses what readers refuse:
 // a test of the schema itself, so that a report passing it means something.

@@ -1,4 +1,4 @@
-package runner
+package junit
 
 import (
 	"fmt"
@@ -8,17 +8,17 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runner/junit"
+	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/podresources"
 )
 
-// JUnitRun is what a run's JUnit report (--junit) is made of: the run as it
-// ended, after teardown gathered each pod's final status.
-type JUnitRun struct {
-	Pods      []*v1.Pod // the run's pods; none when the manifests could not be read
-	Result    *Result   // nil when the run never got to run the pods
-	Err       error     // podrun's error, when it exits with one
-	Interrupt int       // ExitSIGINT, ExitSIGTERM, ExitSIGHUP or ExitSIGPIPE after a signal (or a closed output), else 0
+// Run is what a run's JUnit report (--junit) is made of: the run as it
+// ended, after teardown gathered each pod's final status (runner.Result).
+type Run struct {
+	Pods      []*v1.Pod      // the run's pods; none when the manifests could not be read
+	Result    *runner.Result // nil when the run never got to run the pods
+	Err       error          // podrun's error, when it exits with one
+	Interrupt int            // runner.ExitSIGINT, ExitSIGTERM, ExitSIGHUP or ExitSIGPIPE after a signal (or a closed output), else 0
 	NodeName  string
 	Start     time.Time // when podrun started
 	End       time.Time // when the run ended
@@ -26,64 +26,64 @@ type JUnitRun struct {
 
 // Types of the <error>s that are podrun's rather than a container's.
 const (
-	junitTypePodrunError = "PodrunError" // podrun could not run the pod (exit 125)
-	junitTypeTimeout     = "Timeout"     // --timeout expired
-	junitTypeInterrupted = "Interrupted" // SIGINT or SIGTERM
+	typePodrunError = "PodrunError" // podrun could not run the pod (exit 125)
+	typeTimeout     = "Timeout"     // --timeout expired
+	typeInterrupted = "Interrupted" // SIGINT or SIGTERM
 )
 
-// JUnitReport is the run's JUnit report: one testsuite per pod, named
+// Report is a run's JUnit report: one testsuite per pod, named
 // namespace/name, with one testcase per container in spec order (init
 // containers and sidecars first, named "init: NAME" and "sidecar: NAME"),
-// each with its duration, exit code and outcome (junitCase). A run that
+// each with its duration, exit code and outcome (containerCase). A run that
 // read no pod has one suite "podrun" whose one case carries the error.
-func JUnitReport(in JUnitRun) *junit.Testsuites {
-	doc := &junit.Testsuites{Name: "podrun", Time: junit.Seconds(in.End.Sub(in.Start))}
+func Report(in Run) *Testsuites {
+	doc := &Testsuites{Name: "podrun", Time: Seconds(in.End.Sub(in.Start))}
 	if len(in.Pods) == 0 {
 		msg := "no pod was read"
 		if in.Err != nil {
 			msg = in.Err.Error()
 		}
-		doc.Suites = []junit.Testsuite{{
-			Name: "podrun", Timestamp: junit.Timestamp(in.Start), Hostname: in.NodeName, Time: doc.Time,
-			Cases: []junit.Testcase{{Name: "manifests", Classname: "podrun", Time: doc.Time,
-				Error: &junit.Problem{Type: junitErrorType(in), Message: msg, Text: msg}}},
+		doc.Suites = []Testsuite{{
+			Name: "podrun", Timestamp: Timestamp(in.Start), Hostname: in.NodeName, Time: doc.Time,
+			Cases: []Testcase{{Name: "manifests", Classname: "podrun", Time: doc.Time,
+				Error: &Problem{Type: errorType(in), Message: msg, Text: msg}}},
 		}}
 		doc.Count()
 		return doc
 	}
 	for i, pod := range in.Pods {
-		pr := PodResult{Pod: pod, Outcome: OutcomeError, Err: in.Err}
+		pr := runner.PodResult{Pod: pod, Outcome: runner.OutcomeError, Err: in.Err}
 		if in.Result != nil && i < len(in.Result.Pods) {
 			pr = in.Result.Pods[i]
 		} else if in.Interrupt != 0 {
-			pr.Outcome = OutcomeInterrupted
+			pr.Outcome = runner.OutcomeInterrupted
 		}
-		doc.Suites = append(doc.Suites, junitSuite(in, pr))
+		doc.Suites = append(doc.Suites, podSuite(in, pr))
 	}
 	doc.Count()
 	return doc
 }
 
-// junitErrorType is the type of an error of the run as a whole.
-func junitErrorType(in JUnitRun) string {
+// errorType is the type of an error of the run as a whole.
+func errorType(in Run) string {
 	if in.Interrupt != 0 {
-		return junitTypeInterrupted
+		return typeInterrupted
 	}
-	return junitTypePodrunError
+	return typePodrunError
 }
 
-// junitSuite is one pod's testsuite: its time from the pod's start (the
+// podSuite is one pod's testsuite: its time from the pod's start (the
 // run's, when it never started) to the run's end, its status as
 // properties, and podrun's error about it as system-err.
-func junitSuite(in JUnitRun, pr PodResult) junit.Testsuite {
+func podSuite(in Run, pr runner.PodResult) Testsuite {
 	pod, st := pr.Pod, pr.Status
 	start := in.Start
 	if st.StartTime != nil && !st.StartTime.IsZero() {
 		start = st.StartTime.Time
 	}
-	s := junit.Testsuite{
-		Name: pod.Namespace + "/" + pod.Name, Time: junit.Seconds(in.End.Sub(start)),
-		Timestamp: junit.Timestamp(start), Hostname: in.NodeName,
+	s := Testsuite{
+		Name: pod.Namespace + "/" + pod.Name, Time: Seconds(in.End.Sub(start)),
+		Timestamp: Timestamp(start), Hostname: in.NodeName,
 		Properties: properties(
 			"uid", string(pod.UID),
 			"outcome", pr.Outcome.String(),
@@ -94,22 +94,22 @@ func junitSuite(in JUnitRun, pr PodResult) junit.Testsuite {
 		),
 	}
 	if pr.Err != nil {
-		s.SystemErr = junit.NewText(pr.Err.Error() + "\n")
+		s.SystemErr = NewText(pr.Err.Error() + "\n")
 	}
 	statuses := append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...)
-	for _, c := range PodContainers(pod) {
+	for _, c := range runner.PodContainers(pod) {
 		var cs *v1.ContainerStatus
 		for i := range statuses {
 			if statuses[i].Name == c.Name {
 				cs = &statuses[i]
 			}
 		}
-		s.Cases = append(s.Cases, junitCase(in, pr, c, cs))
+		s.Cases = append(s.Cases, containerCase(in, pr, c, cs))
 	}
 	return s
 }
 
-// junitCase decides a container's testcase from its final status cs (nil
+// containerCase decides a container's testcase from its final status cs (nil
 // when the run has none) and how its pod's run ended:
 //
 //   - never started: an <error> typed with the waiting reason when that is
@@ -129,8 +129,8 @@ func junitSuite(in JUnitRun, pr PodResult) junit.Testsuite {
 //
 // Its time is the last instance's, from startedAt to finishedAt, or to the
 // run's end while it runs; 0 when it never started.
-func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus) junit.Testcase {
-	tc := junit.Testcase{Name: caseName(c), Classname: pr.Pod.Namespace + "/" + pr.Pod.Name}
+func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.ContainerStatus) Testcase {
+	tc := Testcase{Name: caseName(c), Classname: pr.Pod.Namespace + "/" + pr.Pod.Name}
 	var term *v1.ContainerStateTerminated
 	var running *v1.ContainerStateRunning
 	var waiting *v1.ContainerStateWaiting
@@ -145,10 +145,10 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 	var out strings.Builder
 	switch {
 	case running != nil:
-		tc.Time = junit.Seconds(in.End.Sub(running.StartedAt.Time))
+		tc.Time = Seconds(in.End.Sub(running.StartedAt.Time))
 		fmt.Fprintf(&out, "running since %s\n", running.StartedAt.UTC().Format(time.RFC3339))
 	case term != nil:
-		tc.Time = junit.Seconds(term.FinishedAt.Sub(term.StartedAt.Time))
+		tc.Time = Seconds(term.FinishedAt.Sub(term.StartedAt.Time))
 		props = append(props, "exitCode", strconv.Itoa(int(term.ExitCode)), "reason", term.Reason)
 		fmt.Fprintf(&out, "exit code %d (%s), started %s, finished %s\n", term.ExitCode, term.Reason,
 			term.StartedAt.UTC().Format(time.RFC3339), term.FinishedAt.UTC().Format(time.RFC3339))
@@ -159,26 +159,26 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 	}
 	fmt.Fprintf(&out, "restarts: %d\n", restarts)
 	tc.Properties = properties(props...)
-	tc.SystemOut = junit.NewText(out.String())
+	tc.SystemOut = NewText(out.String())
 
 	logs := logSection(pr, c.Name)
-	signal := map[int]string{ExitSIGHUP: "SIGHUP", ExitSIGTERM: "SIGTERM", ExitSIGPIPE: "its output closed"}[in.Interrupt]
+	signal := map[int]string{runner.ExitSIGHUP: "SIGHUP", runner.ExitSIGTERM: "SIGTERM", runner.ExitSIGPIPE: "its output closed"}[in.Interrupt]
 	if signal == "" {
 		signal = "SIGINT"
 	}
-	cutShort := map[Outcome]*junit.Problem{
-		OutcomeTimeout:     {Type: junitTypeTimeout, Message: "the run timed out (--timeout)"},
-		OutcomeInterrupted: {Type: junitTypeInterrupted, Message: "podrun was interrupted (" + signal + ")"},
+	cutShort := map[runner.Outcome]*Problem{
+		runner.OutcomeTimeout:     {Type: typeTimeout, Message: "the run timed out (--timeout)"},
+		runner.OutcomeInterrupted: {Type: typeInterrupted, Message: "podrun was interrupted (" + signal + ")"},
 	}[pr.Outcome]
 
 	switch {
 	case running == nil && term == nil: // never started
 		switch {
 		case waiting != nil && !startingReason(waiting.Reason):
-			tc.Error = &junit.Problem{Type: waiting.Reason, Message: waitingText(waiting)}
+			tc.Error = &Problem{Type: waiting.Reason, Message: waitingText(waiting)}
 			tc.Error.Text = tc.Error.Message + "\n"
-		case pr.Outcome == OutcomeError:
-			tc.Error = &junit.Problem{Type: junitTypePodrunError, Message: "not started: podrun could not run the pod"}
+		case pr.Outcome == runner.OutcomeError:
+			tc.Error = &Problem{Type: typePodrunError, Message: "not started: podrun could not run the pod"}
 			if pr.Status.Reason != "" {
 				tc.Error.Type = pr.Status.Reason // rejected by admission
 			}
@@ -187,13 +187,13 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 			}
 			tc.Error.Text = tc.Error.Message + "\n"
 		case cutShort != nil:
-			tc.Skipped = &junit.Skipped{Message: "not started: " + cutShort.Message}
-		case pr.Outcome == OutcomeFailed:
-			tc.Skipped = &junit.Skipped{Message: "not started: the pod failed first"}
+			tc.Skipped = &Skipped{Message: "not started: " + cutShort.Message}
+		case pr.Outcome == runner.OutcomeFailed:
+			tc.Skipped = &Skipped{Message: "not started: the pod failed first"}
 		default:
-			tc.Skipped = &junit.Skipped{Message: "not started when the wait ended"}
+			tc.Skipped = &Skipped{Message: "not started when the wait ended"}
 		}
-	case term != nil && term.ExitCode != 0 && c.Kind != KindSidecar:
+	case term != nil && term.ExitCode != 0 && c.Kind != runner.KindSidecar:
 		typ := term.Reason
 		if typ == "" {
 			typ = "Error"
@@ -209,13 +209,13 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 		if term.Message != "" {
 			text += "message: " + term.Message + "\n"
 		}
-		tc.Failure = &junit.Problem{Type: typ, Message: msg, Text: text + logs}
-	case cutShort != nil && c.Kind != KindSidecar && (running != nil || waiting != nil):
+		tc.Failure = &Problem{Type: typ, Message: msg, Text: text + logs}
+	case cutShort != nil && c.Kind != runner.KindSidecar && (running != nil || waiting != nil):
 		what := "still running"
 		if running == nil {
 			what = "waiting to restart (" + waitingText(waiting) + ")"
 		}
-		tc.Error = &junit.Problem{Type: cutShort.Type, Message: what + " when " + cutShort.Message}
+		tc.Error = &Problem{Type: cutShort.Type, Message: what + " when " + cutShort.Message}
 		tc.Error.Text = tc.Error.Message + "\n" + logs
 	}
 	return tc
@@ -223,12 +223,18 @@ func junitCase(in JUnitRun, pr PodResult, c PodContainer, cs *v1.ContainerStatus
 
 // caseName names a container's testcase: init containers and sidecars
 // say what they are first, so that a CI page listing the cases shows it.
-func caseName(c PodContainer) string {
-	if c.Kind == KindContainer {
+func caseName(c runner.PodContainer) string {
+	if c.Kind == runner.KindContainer {
 		return c.Name
 	}
 	return string(c.Kind) + ": " + c.Name
 }
+
+// The kubelet's waiting reasons before a container's first start.
+const (
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+)
 
 // startingReason tells whether a waiting reason is the ordinary wait before
 // a first start rather than an error.
@@ -244,7 +250,7 @@ func waitingText(w *v1.ContainerStateWaiting) string {
 }
 
 // logSection is the end of the container's log as a failure's body shows it.
-func logSection(pr PodResult, name string) string {
+func logSection(pr runner.PodResult, name string) string {
 	text, ok := pr.Logs[name]
 	if !ok {
 		return "\n(no log was read)\n"
@@ -260,11 +266,11 @@ func logSection(pr PodResult, name string) string {
 
 // properties makes a <properties> of name, value pairs, leaving out
 // empty values.
-func properties(kv ...string) *junit.Properties {
-	p := &junit.Properties{}
+func properties(kv ...string) *Properties {
+	p := &Properties{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
-			p.Property = append(p.Property, junit.Property{Name: kv[i], Value: kv[i+1]})
+			p.Property = append(p.Property, Property{Name: kv[i], Value: kv[i+1]})
 		}
 	}
 	return p

@@ -1,9 +1,8 @@
-package runner_test
+package junit_test
 
 import (
 	"encoding/xml"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +12,9 @@ import (
 
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/admission"
-	"github.com/podrun/podrun/runner/junit"
-	"github.com/podrun/podrun/runner/junit/junittest"
+	"github.com/podrun/podrun/runner/report/junit"
+	"github.com/podrun/podrun/runner/report/junit/junittest"
 )
-
-var junitSchema = filepath.Join("..", "testdata", "junit.xsd")
 
 // t0 is when the JUnit tests' runs start; they end 10 s later.
 var t0 = time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC)
@@ -39,8 +36,18 @@ func waitingFor(reason, msg string) v1.ContainerState {
 	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason, Message: msg}}
 }
 
-// junitPod is appPod's shape: init "setup", sidecar "logger", container "web".
-func junitPod() *v1.Pod { return appPod() }
+// junitPod is a pod with an init container "setup", a sidecar "logger"
+// and a container "web".
+func junitPod() *v1.Pod {
+	always := v1.ContainerRestartPolicyAlways
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default", UID: "app-uid"},
+		Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "setup", Image: "busybox"}, {Name: "logger", Image: "busybox", RestartPolicy: &always}},
+			Containers:     []v1.Container{{Name: "web", Image: "busybox"}},
+		},
+	}
+}
 
 // statuses are the pod's status with setup, logger and web in these states.
 func statuses(setup, logger, web v1.ContainerState) v1.PodStatus {
@@ -127,7 +134,7 @@ func TestJUnitReport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := junitPod()
 			res := &runner.Result{Pods: []runner.PodResult{{Pod: pod, Status: tc.status, Outcome: tc.outcome, Err: tc.err, Logs: logs}}}
-			doc := runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{pod}, Result: res, Interrupt: tc.interrupt,
+			doc := junit.Report(junit.Run{Pods: []*v1.Pod{pod}, Result: res, Interrupt: tc.interrupt,
 				NodeName: "node1", Start: t0, End: t0.Add(10 * time.Second)})
 			checkJUnit(t, doc)
 			s := doc.Suites[0]
@@ -162,21 +169,21 @@ func TestJUnitReport(t *testing.T) {
 
 func TestJUnitReportOfARunThatNeverRan(t *testing.T) {
 	// The manifests could not be read: one case says why.
-	doc := runner.JUnitReport(runner.JUnitRun{Err: errors.New(`pod.yaml: document 1: spec.containers[0].comand: unknown field`),
+	doc := junit.Report(junit.Run{Err: errors.New(`pod.yaml: document 1: spec.containers[0].comand: unknown field`),
 		Start: t0, End: t0.Add(time.Second)})
 	checkJUnit(t, doc)
 	if len(doc.Suites) != 1 || doc.Errors != 1 || !strings.Contains(caseVerdict(doc.Suites[0].Cases[0]), "error PodrunError: pod.yaml: document 1") {
 		t.Errorf("report %+v", doc)
 	}
 	// The runtime did not answer: every container is in error.
-	doc = runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{junitPod()}, Err: errors.New("connecting to unix:///none.sock: no such file"),
+	doc = junit.Report(junit.Run{Pods: []*v1.Pod{junitPod()}, Err: errors.New("connecting to unix:///none.sock: no such file"),
 		Start: t0, End: t0.Add(time.Second)})
 	checkJUnit(t, doc)
 	if doc.Errors != 3 || caseVerdict(doc.Suites[0].Cases[2]) != "error PodrunError: not started: connecting to unix:///none.sock: no such file" {
 		t.Errorf("report %+v", doc.Suites[0].Cases[2])
 	}
 	// A signal while dialling.
-	doc = runner.JUnitReport(runner.JUnitRun{Pods: []*v1.Pod{junitPod()}, Err: errors.New("interrupted: connecting"), Interrupt: runner.ExitSIGINT,
+	doc = junit.Report(junit.Run{Pods: []*v1.Pod{junitPod()}, Err: errors.New("interrupted: connecting"), Interrupt: runner.ExitSIGINT,
 		Start: t0, End: t0.Add(time.Second)})
 	checkJUnit(t, doc)
 	if doc.Skipped != 3 || caseVerdict(doc.Suites[0].Cases[0]) != "skipped: not started: podrun was interrupted (SIGINT)" {
@@ -192,7 +199,7 @@ func checkJUnit(t *testing.T, doc *junit.Testsuites) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	junittest.ValidateBytes(t, junitSchema, b)
+	junittest.ValidateBytes(t, schema, b)
 	n := 0
 	for _, s := range doc.Suites {
 		n += len(s.Cases)

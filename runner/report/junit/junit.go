@@ -5,13 +5,22 @@
 // <skipped>, with <properties> and <system-out>/<system-err>. There is no
 // formal standard; the structure here is the de-facto one those readers
 // share (Ant's JUnit task wrote it first), which testdata/junit.xsd
-// captures and the tests check reports against. runner.JUnitReport decides
-// a run's report; this package only has its shape and its encoding.
+// captures and the tests check reports against.
+//
+// The package is podrun's one place for JUnit: the format's shape and its
+// encoding (this file: Marshal, WriteFile), and a run's report (report.go:
+// Report, from the run's runner.Result). It is a report beside the
+// pipeline: it reads runner's results, and runner does not import it.
+// The --junit flag's wiring (when the report is written, and podrun's exit
+// status when it cannot be) is package main's junit.go.
 package junit
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -175,6 +184,29 @@ func Marshal(r *Testsuites) ([]byte, error) {
 	}
 	out := append([]byte(xml.Header), b...)
 	return append(out, '\n'), nil
+}
+
+// WriteFile writes the report to path atomically: to a temporary file
+// beside path, then renamed over it, so a reader never sees half a report.
+func WriteFile(path string, r *Testsuites) error {
+	b, err := Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	err = errors.Join(err, f.Chmod(0o644), f.Sync(), f.Close())
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // validText is s with every rune XML 1.0 cannot hold (its Char production:
