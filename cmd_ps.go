@@ -4,7 +4,7 @@ package main
 // with --all-roots all of them (cmd_scope.go), as `kubectl get pods` shows
 // the pods of a namespace or of all (docs/ps.md). runner.PodLister builds
 // them from the runtime, their status by the run's own status code;
-// package runner/podlist works out the columns; this file prints.
+// package runner/report/podlist works out the columns; this file prints.
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/podlist"
 	"github.com/podrun/podrun/runner/podref"
+	"github.com/podrun/podrun/runner/report/podlist"
 )
 
 // psWatchInterval is how often `ps -w` looks again besides the runtime's

@@ -22,7 +22,7 @@ import (
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/report/podlist"
 	"github.com/podrun/podrun/sources"
 )
 

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/termprogress"
+	"github.com/podrun/podrun/runner/report/termprogress"
 )
 
 // runOutputs are the writers of a run.
@@ -57,7 +57,7 @@ const liveInterval = 250 * time.Millisecond
 
 // startLiveProgress makes a run's progress a live status on the terminal
 // when stderr is one, podrun is not in CI and not --quiet (package
-// runner/termprogress): the container output writers that share the
+// runner/report/termprogress): the container output writers that share the
 // terminal go through it, so that their lines never mix with the status.
 // Otherwise the progress stays plain lines. It returns out with the live
 // status and its writers, and what stops the status (at once, and again

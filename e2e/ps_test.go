@@ -2,7 +2,7 @@
 
 package e2e
 
-// `podrun ps` end to end (cmd_ps.go, runner/listpods.go, runner/podlist):
+// `podrun ps` end to end (cmd_ps.go, runner/listpods.go, runner/report/podlist):
 // the kubectl-shaped table of detached pods (Running with the IP the pod
 // answers on, Completed, Init:0/1, NAMESPACE across namespaces), -o wide's
 // NODE, RUN and OWNER, -o json's v1.List with the live status, pods named

@@ -49,7 +49,7 @@
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
 //	down.go        Down, downPods: `podrun down`, the pods chosen and stopped (stop.go)
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
-//	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/podlist)
+//	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/report/podlist)
 //	handover.go    Handover, decideHandover: `podrun handover`, pods adopted by or replaced with a kubelet's
 //	labels.go      the labels and annotations podrun puts on sandboxes; Owner
 //	runtime.go     Runtime: every CRI call the runner makes
@@ -63,6 +63,9 @@
 // stages the kubelet keeps outside kuberuntime are packages of their own
 // with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
 // (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level
-// resource arithmetic they share is package runner/podresources. docs/architecture.md
-// draws the data flow.
+// resource arithmetic they share is package runner/podresources. The
+// printers and reports (ps's columns, the live status, the JUnit report)
+// are packages under runner/report that read what runner hands out
+// (Result, Progress, podref.Listed); runner imports none of them
+// (TestRunnerImportsNoPrinter). docs/architecture.md draws the data flow.
 package runner

@@ -11,8 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/podlist"
 	"github.com/podrun/podrun/runner/podref"
+	"github.com/podrun/podrun/runner/report/podlist"
 )
 
 // listed lists podrun's pods with l and returns the one named name.

@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podrun/podrun/runner/podlist"
+	"github.com/podrun/podrun/runner/report/podlist"
 )
 
 // listCase's fixture: a pod with one container "app", running in a ready

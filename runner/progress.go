@@ -15,7 +15,7 @@ import (
 // concurrent use: every pod of a run reports from its own goroutine.
 //
 // PlainProgress prints events and notes as lines, for pipes, logs and CI;
-// package runner/termprogress draws a live status on a terminal.
+// package runner/report/termprogress draws a live status on a terminal.
 type Progress interface {
 	// Event is one event of pod: the kubelet's reason and message.
 	Event(pod *v1.Pod, reason, message string)
