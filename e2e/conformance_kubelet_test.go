@@ -33,8 +33,8 @@ import (
 
 	"github.com/podrun/podrun/e2e/kubeletoracle"
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/sources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // kubeletDefaultTimeout ends the wait of a row whose flags give none (the

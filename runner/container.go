@@ -17,7 +17,7 @@ import (
 
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 

@@ -63,7 +63,8 @@
 // stages the kubelet keeps outside kuberuntime are packages of their own
 // with narrow inputs: admission (pkg/kubelet/lifecycle), cgroups
 // (pkg/kubelet/cm), credentials (pkg/credentialprovider); the pod-level
-// resource arithmetic they share is package runner/podresources. The
+// resource arithmetic they share, with sources and volumes, is package
+// sources/podresources. The
 // printers and reports (ps's columns, the live status, the JUnit report)
 // are packages under runner/report that read what runner hands out
 // (Result, Progress, podref.Listed); runner imports none of them

@@ -14,8 +14,8 @@ import (
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner/admission"
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podresources"
 	"github.com/podrun/podrun/sources/imageref"
+	"github.com/podrun/podrun/sources/podresources"
 	"github.com/podrun/podrun/volumes"
 )
 

@@ -3,7 +3,7 @@ package runner
 import (
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Exit statuses of podrun besides a failed container's own exit code.

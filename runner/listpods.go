@@ -21,7 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/runner/podref"
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Annotations `podrun ps` adds to the pods it lists, as the kubelet adds

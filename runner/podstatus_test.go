@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Helpers that build API container states for the podPhase table.

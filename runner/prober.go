@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // maxProbeRetries is the kubelet's: a probe that errors (not one that

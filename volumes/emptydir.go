@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // planEmptyDir decides an emptyDir (kubelet pkg/volume/emptydir): a dir

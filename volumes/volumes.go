@@ -34,7 +34,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Plugin directory names under <pod dir>/volumes, as the kubelet escapes

@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Rejection reasons, as the kubelet names them (pkg/kubelet/lifecycle,

@@ -40,7 +40,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Cgroup drivers (--cgroup-driver), named as the kubelet and the CRI name them.

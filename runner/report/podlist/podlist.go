@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/podrun/podrun/runner/podref"
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // Summary is what the table shows of a pod's containers.

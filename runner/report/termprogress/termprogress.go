@@ -31,7 +31,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/runner"
-	"github.com/podrun/podrun/runner/podresources"
+	"github.com/podrun/podrun/sources/podresources"
 )
 
 // maxPodLines is how many pods the status shows; more are summed up in one

@@ -4,6 +4,11 @@
 // effective requests and limits (k8s.io/component-helpers/resource
 // PodRequests and PodLimits), its QoS class (pkg/apis/core/v1/helper/qos)
 // and whether an init container is a sidecar.
+//
+// It reads a v1.Pod and depends on the API types alone, so it sits under
+// sources, beside the spec it reads, as sources/imageref does: sources'
+// validation, runner, runner/admission, runner/cgroups, volumes and the
+// printers all import it, and none of them reaches into runner for it.
 package podresources
 
 import (
