@@ -380,7 +380,7 @@ func podCandidates(q podQuery) []candidate {
 	}
 	inScope := pods[:0]
 	for _, p := range pods {
-		if q.Scope.Has(p.RootDir) {
+		if q.Scope.Has(p.Root) {
 			inScope = append(inScope, p)
 		}
 	}
@@ -389,7 +389,7 @@ func podCandidates(q podQuery) []candidate {
 
 // podNameCandidates are the names pods can be given by: NAMESPACE/NAME
 // always, NAME when it names one pod only, sorted, each once.
-func podNameCandidates(pods []runner.PodInfo) []candidate {
+func podNameCandidates(pods []podref.Ref) []candidate {
 	namespaces := map[string][]string{}
 	for _, p := range pods {
 		if !slices.Contains(namespaces[p.Name], p.Namespace) {

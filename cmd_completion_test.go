@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 func candidateValues(cs []candidate) []string {
@@ -100,7 +100,7 @@ func TestCompletions(t *testing.T) {
 }
 
 func TestPodNameCandidates(t *testing.T) {
-	pods := []runner.PodInfo{
+	pods := []podref.Ref{
 		{Namespace: "default", Name: "web"},
 		{Namespace: "default", Name: "web"}, // a second sandbox of the same pod
 		{Namespace: "kube-system", Name: "etcd-node1"},

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -129,34 +128,23 @@ func (o psOptions) list(ctx context.Context, sources []podSource, stdout, stderr
 	if err != nil {
 		return nil, nil, interrupted(err, sigCode)
 	}
-	items, others := o.scope.Split(all)
-	selected, missing := podref.Select(items, o.args)
+	selected, others := o.scope.Split(all)
+	var notFound error
+	if len(o.args) > 0 {
+		selected, notFound = podref.Named(all, podref.Listed.Ref, o.args, o.scope)
+	}
 	p := &psPrinter{out: stdout, format: o.format, cols: podlist.ColumnsFor(selected, o.format == "wide"), header: o.noHeaders}
 	p.cols.Root = o.format == "wide" && o.scope.AllRoots()
-	if len(selected) == 0 && len(missing) == 0 && o.format != "json" && o.format != "yaml" && !o.quiet {
+	if len(selected) == 0 && notFound == nil && o.format != "json" && o.format != "yaml" && !o.quiet {
 		fmt.Fprintln(stderr, o.scope.NoneFound(len(others)))
 	}
 	if err := p.list(selected, len(o.args) == 1 && len(selected) == 1); err != nil {
 		return nil, nil, podrunError(err)
 	}
-	if len(missing) > 0 {
-		return nil, nil, podrunError(o.notFound(missing, others))
+	if notFound != nil {
+		return nil, nil, podrunError(notFound)
 	}
 	return p, selected, nil
-}
-
-// notFound is the error of the PODs missing from the scope, each saying
-// where else a pod of its name is (others: the pods outside the scope).
-func (o psOptions) notFound(missing []string, others []podref.Listed) error {
-	var elsewhere []podref.Ref
-	for _, it := range others {
-		elsewhere = append(elsewhere, podref.Ref{Namespace: it.Pod.Namespace, Name: it.Pod.Name, UID: string(it.Pod.UID), Root: it.Root})
-	}
-	var errs []error
-	for _, m := range missing {
-		errs = append(errs, o.scope.NotFound(m, podref.Elsewhere(m, elsewhere)))
-	}
-	return errors.Join(errs...)
 }
 
 // watchChanges prints the pods again on every change, a row (or an
@@ -175,7 +163,7 @@ func (o psOptions) watchChanges(ctx context.Context, changes <-chan struct{}, so
 		}
 		items, _ := o.scope.Split(all)
 		if len(o.args) > 0 {
-			items, _ = podref.Select(items, o.args)
+			items, _ = podref.Named(all, podref.Listed.Ref, o.args, o.scope)
 		}
 		if err := p.changed(w.Changed(items)); err != nil {
 			return podrunError(err)

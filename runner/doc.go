@@ -14,7 +14,7 @@
 //	admission      package runner/admission: whether the node takes each pod
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
 //	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false
-//	reclaim.go     reclaim: what dead podruns left; checkNotRunning; the pods an argument names (findPod, namedPods; List for completion)
+//	reclaim.go     reclaim: what dead podruns left; checkNotRunning
 //	datadirs.go    makePodDataDirs: the pod's data dir with its owner record
 //	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
 //	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps (each step's effect in its operation's file)
@@ -48,6 +48,7 @@
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
 //	down.go        Down, downPods: `podrun down`, the pods chosen and stopped (stop.go)
+//	podargs.go     the pods a POD argument names among podrun's sandboxes (podref.Named over sandboxRef): findPod for logs and exec; List for completion
 //	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/report/podlist)
 //	handover.go    Handover, decideHandover: `podrun handover`, pods adopted by or replaced with a kubelet's

@@ -22,7 +22,7 @@ import (
 
 // DownOptions say which podrun pods `podrun down` takes, and how.
 type DownOptions struct {
-	// Args name pods (matchPod); each must exist.
+	// Args name pods (podref.Named); each must exist.
 	Args []string
 	// All takes every podrun pod of the scope but those handed over to a
 	// kubelet.
@@ -71,11 +71,11 @@ func downWith(ctx context.Context, rt Runtime, cgsys cgroups.System, opts DownOp
 	if err != nil {
 		return err
 	}
-	named, err := namedPods(sbs, opts.Args, opts.Scope)
+	named, err := podref.Named(sbs, sandboxRef, opts.Args, opts.Scope)
 	errs := []error{err}
 	want := map[string]bool{}
-	for _, info := range named {
-		want[info.SandboxID] = true
+	for _, sb := range named {
+		want[sb.Id] = true
 	}
 	var chosen []*runtimeapi.PodSandbox
 	others := map[string]bool{} // pod UIDs of other root dirs --all leaves

@@ -245,13 +245,13 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 // the named ones (each must exist in scope), or with all every podrun pod
 // of the scope not handed over yet.
 func handoverChoice(sbs []*runtimeapi.PodSandbox, args []string, all bool, scope podref.Scope) (map[string]*runtimeapi.PodSandbox, error) {
-	named, err := namedPods(sbs, args, scope)
+	named, err := podref.Named(sbs, sandboxRef, args, scope)
 	if err != nil {
 		return nil, err
 	}
 	want := map[string]bool{}
-	for _, info := range named {
-		want[info.UID] = true
+	for _, sb := range named {
+		want[sb.Labels[labelPodUID]] = true
 	}
 	out := map[string]*runtimeapi.PodSandbox{}
 	for _, sb := range sbs {

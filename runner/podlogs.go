@@ -197,7 +197,7 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 
 // pickInstance reads the statuses of a container's instances (from the
 // pod's containers ctrs) and picks the one to read (logInstance).
-func pickInstance(ctx context.Context, rt Runtime, pod *podRef, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
+func pickInstance(ctx context.Context, rt Runtime, pod *foundPod, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
 	insts, err := instancesOf(ctx, rt, ctrs, c.Name, 2, "") // what logInstance looks at
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func instancesOf(ctx context.Context, rt Runtime, ctrs []*runtimeapi.Container, 
 // follower follows one container of a pod across its restarts.
 type follower struct {
 	rt     Runtime
-	pod    *podRef
+	pod    *foundPod
 	policy v1.RestartPolicy
 	c      podContainer
 	opts   logOptions

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/podrun/podrun/volumes"
 
 	"github.com/podrun/podrun/runner/cgroups"
-	"github.com/podrun/podrun/runner/podref"
 )
 
 // staleTempDirAge: a half-made pod data dir (".new-*") older than this
@@ -236,136 +234,6 @@ func (e *alreadyRunningError) Error() string {
 	}
 	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `%s %s/%s`",
 		e.Namespace, e.Name, e.UID, e.How, down, e.Namespace, e.Name)
-}
-
-// PodInfo is one sandbox of a podrun pod: what pod-name completion (List)
-// and the commands that take pods by argument (namedPods, choosePod) need
-// of it.
-type PodInfo struct {
-	Name, Namespace, UID string
-	SandboxID            string
-	Attempt              uint32
-	RootDir              string // the --root-dir of the run that made it
-}
-
-// List returns podrun's pods, one per sandbox, sorted by namespace and name.
-func List(ctx context.Context, rt Runtime) ([]PodInfo, error) {
-	sbs, err := listManaged(ctx, rt)
-	if err != nil {
-		return nil, err
-	}
-	return podInfos(sbs), nil
-}
-
-func podInfos(sbs []*runtimeapi.PodSandbox) []PodInfo {
-	out := make([]PodInfo, 0, len(sbs))
-	for _, sb := range sbs {
-		info := PodInfo{
-			Name: sb.Labels[labelPodName], Namespace: sb.Labels[labelPodNamespace], UID: sb.Labels[labelPodUID],
-			SandboxID: sb.Id, RootDir: sb.Annotations[AnnotationRootDir],
-		}
-		if sb.Metadata != nil {
-			info.Attempt = sb.Metadata.Attempt
-		}
-		out = append(out, info)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].Attempt < out[j].Attempt
-	})
-	return out
-}
-
-// matchPod reports whether a `podrun down` argument names the pod: NAME
-// (any namespace), NAMESPACE/NAME, or the pod UID.
-func matchPod(arg string, info PodInfo) bool {
-	return podref.Matches(arg, info.Namespace, info.Name, info.UID)
-}
-
-// namedPods is the pods of scope (one PodInfo per sandbox) that the
-// arguments of `podrun down` or `podrun handover` name (matchPod), and an
-// error for each argument that names none of them: one that names pods
-// of other root dirs says where they are (podref.Scope.NotFound).
-func namedPods(sbs []*runtimeapi.PodSandbox, args []string, scope podref.Scope) ([]PodInfo, error) {
-	infos := podInfos(sbs)
-	var named []PodInfo
-	var errs []error
-	for _, a := range args {
-		found := false
-		var others []podref.Ref
-		for _, info := range infos {
-			switch {
-			case !matchPod(a, info):
-			case scope.Has(info.RootDir):
-				named, found = append(named, info), true
-			default:
-				others = append(others, podref.Ref{Namespace: info.Namespace, Name: info.Name, UID: info.UID, Root: info.RootDir})
-			}
-		}
-		if !found {
-			errs = append(errs, scope.NotFound(a, podref.Elsewhere(a, others)))
-		}
-	}
-	return named, errors.Join(errs...)
-}
-
-// podRef is a podrun pod as findPod finds it: its name, namespace, UID
-// and sandboxes, newest first.
-type podRef struct {
-	Name, Namespace, UID string
-	Sandboxes            []*runtimeapi.PodSandbox
-}
-
-// findPod finds the podrun pod that arg names, as `podrun down` takes
-// pods (matchPod): NAME, NAMESPACE/NAME or the pod UID. A NAME that pods
-// of several namespaces have is ambiguous.
-func findPod(ctx context.Context, rt Runtime, arg string) (*podRef, error) {
-	sbs, err := listManaged(ctx, rt)
-	if err != nil {
-		return nil, err
-	}
-	return choosePod(arg, sbs)
-}
-
-// choosePod is findPod's choice among podrun's sandboxes.
-func choosePod(arg string, sbs []*runtimeapi.PodSandbox) (*podRef, error) {
-	byID := map[string]*runtimeapi.PodSandbox{}
-	for _, sb := range sbs {
-		byID[sb.Id] = sb
-	}
-	byUID := map[string]*podRef{}
-	var uids []string
-	for _, info := range podInfos(sbs) {
-		if !matchPod(arg, info) {
-			continue
-		}
-		p := byUID[info.UID]
-		if p == nil {
-			p = &podRef{Name: info.Name, Namespace: info.Namespace, UID: info.UID}
-			byUID[info.UID] = p
-			uids = append(uids, info.UID)
-		}
-		p.Sandboxes = append(p.Sandboxes, byID[info.SandboxID])
-	}
-	switch len(uids) {
-	case 0:
-		return nil, fmt.Errorf("no podrun pod %q", arg)
-	case 1:
-		p := byUID[uids[0]]
-		sortSandboxesNewestFirst(p.Sandboxes)
-		return p, nil
-	}
-	var names []string
-	for _, uid := range uids {
-		p := byUID[uid]
-		names = append(names, fmt.Sprintf("%s/%s (uid %s)", p.Namespace, p.Name, uid))
-	}
-	return nil, fmt.Errorf("%q names several podrun pods: %s; give NAMESPACE/NAME or the UID", arg, strings.Join(names, ", "))
 }
 
 func parseInt64(s string) (int64, error) {

@@ -65,28 +65,6 @@ func TestDetachedFor(t *testing.T) {
 	}
 }
 
-func TestMatchPod(t *testing.T) {
-	info := PodInfo{Name: "web", Namespace: "shop", UID: "1234-abcd"}
-	cases := []struct {
-		arg  string
-		want bool
-	}{
-		{"web", true},
-		{"shop/web", true},
-		{"1234-abcd", true},
-		{"default/web", false},
-		{"shop/", false},
-		{"/web", false},
-		{"we", false},
-		{"shop", false},
-	}
-	for _, tc := range cases {
-		if got := matchPod(tc.arg, info); got != tc.want {
-			t.Errorf("matchPod(%q) = %v, want %v", tc.arg, got, tc.want)
-		}
-	}
-}
-
 func TestIsUnder(t *testing.T) {
 	cases := []struct {
 		path, dir string

@@ -35,28 +35,10 @@ func (s Scope) Split(items []Listed) (in, out []Listed) {
 	return in, out
 }
 
-// Ref names a pod of another root dir that an argument names.
-type Ref struct {
-	Namespace, Name, UID, Root string
-}
-
-// Elsewhere is the pods among others that arg names (Matches), each once.
-func Elsewhere(arg string, others []Ref) []Ref {
-	var out []Ref
-	seen := map[string]bool{}
-	for _, r := range others {
-		if Matches(arg, r.Namespace, r.Name, r.UID) && !seen[r.UID+"\x00"+r.Root] {
-			seen[r.UID+"\x00"+r.Root] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// NotFound is the error for an argument that names no pod in scope: "no
+// notFound is the error for an argument that names no pod in scope: "no
 // podrun pod X" (kubectl's NotFound), saying, when it names pods of other
 // root dirs (elsewhere), where they are and how to reach them.
-func (s Scope) NotFound(arg string, elsewhere []Ref) error {
+func (s Scope) notFound(arg string, elsewhere []Ref) error {
 	if len(elsewhere) == 0 || s.AllRoots() {
 		return fmt.Errorf("no podrun pod %q", arg)
 	}

@@ -40,35 +40,6 @@ func TestScope(t *testing.T) {
 	}
 }
 
-func TestScopeNotFound(t *testing.T) {
-	web1 := Ref{Namespace: "default", Name: "web", UID: "u1", Root: "/ci/job1"}
-	web2 := Ref{Namespace: "shop", Name: "web", UID: "u2", Root: "/ci/job2"}
-	db := Ref{Namespace: "default", Name: "db", UID: "u3", Root: "/ci/job1"}
-	others := []Ref{web1, web2, db, web1} // web1 twice: two sandboxes of it
-	s := Scope{Root: "/var/lib/podrun"}
-	for _, tc := range []struct {
-		name  string
-		scope Scope
-		arg   string
-		want  string
-	}{
-		{"nowhere", s, "nosuch", `no podrun pod "nosuch"`},
-		{"in one other root dir", s, "db",
-			`no podrun pod "db" in --root-dir /var/lib/podrun: default/db (uid u3) is of --root-dir /ci/job1; give --root-dir /ci/job1, or --all-roots`},
-		{"by UID", s, "u2",
-			`no podrun pod "u2" in --root-dir /var/lib/podrun: shop/web (uid u2) is of --root-dir /ci/job2; give --root-dir /ci/job2, or --all-roots`},
-		{"in two other root dirs", s, "web",
-			`no podrun pod "web" in --root-dir /var/lib/podrun: default/web (uid u1) is of --root-dir /ci/job1, shop/web (uid u2) is of --root-dir /ci/job2; give its --root-dir, or --all-roots`},
-		{"--all-roots: nothing is elsewhere", Scope{}, "nosuch", `no podrun pod "nosuch"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.scope.NotFound(tc.arg, Elsewhere(tc.arg, others)).Error(); got != tc.want {
-				t.Errorf("NotFound =\n%s\nwant\n%s", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestScopeNoneFound(t *testing.T) {
 	s := Scope{Root: "/var/lib/podrun"}
 	for _, tc := range []struct {
