@@ -295,7 +295,7 @@ func containerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 		annotationRestartCount:             strconv.Itoa(restartCount),
 		annotationTerminationMessagePath:   c.TerminationMessagePath,
 		annotationTerminationMessagePolicy: string(c.TerminationMessagePolicy),
-		"io.kubernetes.container.hash":     containerHash(c),
+		annotationContainerHash:            containerHash(c),
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		a[annotationPodTerminationGracePeriod] = strconv.FormatInt(*g, 10)

@@ -12,10 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// ownerFile sits in every pod data dir and says which podrun owns it, so
-// that a later run can reclaim a dir whose owner died.
-const ownerFile = "podrun-owner.json"
-
 // podDir is the pod's data dir: <root>/pods/<uid>.
 func podDir(root, uid string) string { return filepath.Join(root, "pods", uid) }
 
@@ -59,18 +55,7 @@ func checkPathNames(pods []*v1.Pod) error {
 	return errors.Join(errs...)
 }
 
-type ownerRecord struct {
-	Owner
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	LogDir    string `json:"logDir"`
-	// Cgroup is the pod cgroup the run makes right after the data dir, so
-	// that reclaiming the dir of a podrun killed before its sandbox existed
-	// (whose annotation would name it) still removes the cgroup.
-	Cgroup string `json:"cgroup,omitempty"`
-}
-
-// dataFile is a file a pod data dir is made with (podrecord.go: the
+// dataFile is a file a pod data dir is made with (records.go: the
 // manifest and the first status record).
 type dataFile struct {
 	name string
@@ -132,14 +117,4 @@ func dirTaken(dir string, rec ownerRecord) error {
 		how = fmt.Sprintf("by podrun pid %d", other.PID)
 	}
 	return &alreadyRunningError{Namespace: rec.Namespace, Name: rec.Name, UID: filepath.Base(dir), How: how}
-}
-
-// readOwnerRecord reads a pod data dir's owner record.
-func readOwnerRecord(dir string) (ownerRecord, error) {
-	var rec ownerRecord
-	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
-	if err != nil {
-		return rec, err
-	}
-	return rec, json.Unmarshal(b, &rec)
 }

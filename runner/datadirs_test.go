@@ -75,12 +75,6 @@ func TestMakePodDataDirsRefusesAnExistingDir(t *testing.T) {
 	}
 }
 
-func TestReadOwnerRecordOfADirWithoutOne(t *testing.T) {
-	if _, err := readOwnerRecord(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("readOwnerRecord = %v, want ErrNotExist", err)
-	}
-}
-
 func TestRemoveDirSafelyOfAMissingDir(t *testing.T) {
 	if err := volumes.RemoveSafely(filepath.Join(t.TempDir(), "gone")); err != nil {
 		t.Errorf("volumes.RemoveSafely(missing) = %v, want nil", err)

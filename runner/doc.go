@@ -15,7 +15,7 @@
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
 //	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false
 //	reclaim.go     reclaim: what dead podruns left; checkNotRunning
-//	datadirs.go    makePodDataDirs: the pod's data dir with its owner record
+//	datadirs.go    makePodDataDirs: the pod's data dir with its owner record (records.go)
 //	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
 //	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps (each step's effect in its operation's file)
 //	observe.go     observer: the runtime's view of the run (events, else polling)
@@ -49,10 +49,11 @@
 //	dryrun.go      DryRun: the run up to the runtime, its configs built and not sent (podrun validate); DryRunFacts asks a runtime that answers for the cgroup driver alone
 //	down.go        Down, downPods: `podrun down`, the pods chosen and stopped (stop.go)
 //	podargs.go     the pods a POD argument names among podrun's sandboxes (podref.Named over sandboxRef): findPod for logs and exec; List for completion
-//	podrecord.go   the manifest and status record in the pod's data dir, for `podrun ps`
+//	podrecord.go   the status record as a run keeps it (nextStatusRecord), for `podrun ps`; markDeleting
 //	listpods.go    PodLister: `podrun ps`'s pods, their status by podStatusFor (columns: package runner/report/podlist)
 //	handover.go    Handover, decideHandover: `podrun handover`, pods adopted by or replaced with a kubelet's
-//	labels.go      the labels and annotations podrun puts on sandboxes; Owner
+//	records.go     the on-node record format and its compatibility rules: every label and annotation podrun puts on sandboxes, containers and listed pods, and the data dir's owner record, manifest and status record, with the code that writes and reads them
+//	owner.go       Owner: the podrun process that runs a pod, and whether it is alive
 //	runtime.go     Runtime: every CRI call the runner makes
 //	testpause.go   test-only pause points at the stages of a run (e2e/faults_test.go)
 //

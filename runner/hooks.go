@@ -97,6 +97,12 @@ func (p *podRun) podIP() string {
 // fullName is the pod as the kubelet names it in messages (formatPod).
 func (p *podRun) fullName() string { return formatPod(p.pod.Name, p.pod.Namespace, p.uid) }
 
+// formatPod names a pod as the kubelet's format.Pod does in messages and
+// events: NAME_NAMESPACE(UID).
+func formatPod(name, namespace, uid string) string {
+	return fmt.Sprintf("%s_%s(%s)", name, namespace, uid)
+}
+
 // runHandler runs a lifecycle handler in container id of the pod podName
 // (the kubelet's NAME_NAMESPACE(UID), for messages): exec in the container
 // through CRI ExecSync with no timeout (a non-zero exit fails it), httpGet

@@ -2,7 +2,7 @@ package runner
 
 // `podrun ps`: every podrun pod on the node — of any run and any
 // --root-dir, attached, detached or orphaned — as a v1.Pod: the manifest
-// podrun ran (podrecord.go) with the status a run generates, from the
+// podrun ran (records.go) with the status a run generates, from the
 // runtime's view of it (the observer's poll, as a run observes) and the
 // pod's status record, by podStatusFor. A pod no podrun looks after any
 // more says so (unsupervisedStatus).
@@ -22,21 +22,6 @@ import (
 
 	"github.com/podrun/podrun/runner/podref"
 	"github.com/podrun/podrun/sources/podresources"
-)
-
-// Annotations `podrun ps` adds to the pods it lists, as the kubelet adds
-// its config.* annotations to a static pod's mirror: the run, the root dir
-// and the owner (ownerText).
-const (
-	annotationListedRun   = "io.podrun.run"
-	annotationListedOwner = "io.podrun.owner"
-	// The root dir is AnnotationRootDir, as on the sandbox.
-
-	// The pod cgroup is annotationCgroupParent, as on the sandbox, with
-	// the cgroup driver podrun named it for and where the run found the
-	// driver (the status record's); none without pod cgroups.
-	annotationListedCgroupDriver       = "io.podrun.cgroup-driver"
-	annotationListedCgroupDriverSource = "io.podrun.cgroup-driver-source"
 )
 
 // Reasons of the conditions of a pod no podrun probes any more.

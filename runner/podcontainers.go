@@ -1,88 +1,20 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podrun/podrun/sources/podresources"
 )
 
 // How `podrun logs` and `podrun exec` choose a pod's container, as
 // kubectl and the API server choose it, from what the sandbox records of
-// the pod's spec (podrun keeps no spec after a run).
-
-// annotationContainers records, on a pod's sandbox, the pod's restart
-// policy and its containers in spec order, init containers first and
-// sidecars marked (podContainers as JSON).
-const annotationContainers = "io.podrun.containers"
+// the pod's spec (podContainers, the annotation io.podrun.containers:
+// records.go; podrun keeps no spec after a run).
 
 // defaultContainerAnnotation names the container kubectl picks when none
 // is given (kubectl's podcmd.DefaultContainerAnnotationName).
 const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
-
-// podContainers is what annotationContainers records.
-type podContainers struct {
-	RestartPolicy v1.RestartPolicy `json:"restartPolicy,omitempty"`
-	Containers    []podContainer   `json:"containers"`
-}
-
-// podContainer is one container of a pod.
-type podContainer struct {
-	Name    string `json:"name"`
-	Init    bool   `json:"init,omitempty"`
-	Sidecar bool   `json:"sidecar,omitempty"` // a restartable init container
-}
-
-// containersRecord is the annotationContainers value of a pod.
-func containersRecord(pod *v1.Pod) string {
-	rec := podContainers{RestartPolicy: pod.Spec.RestartPolicy}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		rec.Containers = append(rec.Containers, podContainer{Name: c.Name, Init: true, Sidecar: podresources.IsSidecar(c)})
-	}
-	for _, c := range pod.Spec.Containers {
-		rec.Containers = append(rec.Containers, podContainer{Name: c.Name})
-	}
-	b, _ := json.Marshal(rec)
-	return string(b)
-}
-
-// containersOf reads a pod's containers from its sandbox's annotation.
-// A sandbox without it (made by an older podrun) gives the containers the
-// runtime holds, in the order they were first created, sidecars marked,
-// every other one taken as a regular container, and no restart policy.
-func containersOf(sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) podContainers {
-	var rec podContainers
-	if s := sb.GetAnnotations()[annotationContainers]; s != "" && json.Unmarshal([]byte(s), &rec) == nil && len(rec.Containers) > 0 {
-		return rec
-	}
-	rec = podContainers{}
-	first := map[string]int64{}
-	sidecar := map[string]bool{}
-	for _, c := range ctrs {
-		d := restoreContainer(c)
-		if t, ok := first[d.Name]; !ok || c.CreatedAt < t {
-			first[d.Name] = c.CreatedAt
-		}
-		sidecar[d.Name] = sidecar[d.Name] || d.Sidecar >= 0
-	}
-	for name := range first {
-		rec.Containers = append(rec.Containers, podContainer{Name: name, Init: sidecar[name], Sidecar: sidecar[name]})
-	}
-	sort.Slice(rec.Containers, func(i, j int) bool {
-		a, b := rec.Containers[i], rec.Containers[j]
-		if first[a.Name] != first[b.Name] {
-			return first[a.Name] < first[b.Name]
-		}
-		return a.Name < b.Name
-	})
-	return rec
-}
 
 // regular and inits are the pod's regular and init containers, in order.
 func (p podContainers) regular() []podContainer { return p.filter(false) }

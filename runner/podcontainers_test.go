@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // webPod has an init container, a sidecar and two regular containers.
@@ -34,31 +33,6 @@ func webRecord() podContainers {
 		{Name: "app"},
 		{Name: "metrics"},
 	}}
-}
-
-func TestContainersRecord(t *testing.T) {
-	sb := &runtimeapi.PodSandbox{Annotations: map[string]string{annotationContainers: containersRecord(webPod())}}
-	if got := containersOf(sb, nil); !reflect.DeepEqual(got, webRecord()) {
-		t.Errorf("containersOf(containersRecord) = %+v, want %+v", got, webRecord())
-	}
-
-	// A sandbox without the record: the runtime's containers, oldest
-	// first, sidecars (by their annotation) as init containers.
-	ctr := func(id, name string, created int64, sidecar bool) *runtimeapi.Container {
-		c := &runtimeapi.Container{Id: id, CreatedAt: created, Labels: map[string]string{labelContainerName: name}}
-		if sidecar {
-			c.Annotations = map[string]string{annotationSidecar: "0"}
-		}
-		return c
-	}
-	old := &runtimeapi.PodSandbox{Annotations: map[string]string{"other": "x"}}
-	got := containersOf(old, []*runtimeapi.Container{
-		ctr("3", "app", 30, false), ctr("1", "proxy", 10, true), ctr("4", "app", 40, false), ctr("2", "metrics", 20, false),
-	})
-	want := podContainers{Containers: []podContainer{{Name: "proxy", Init: true, Sidecar: true}, {Name: "metrics"}, {Name: "app"}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("containersOf without the record = %+v, want %+v", got, want)
-	}
 }
 
 func TestLogContainers(t *testing.T) {

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,51 +61,6 @@ func TestNextStatusRecord(t *testing.T) {
 	}
 	if got := nextStatusRecord(next, recordInput{Now: t1}); got.Reasons != nil || got.Readiness != nil || got.Startup != nil {
 		t.Errorf("a record of no reasons and no results keeps %+v", got)
-	}
-}
-
-func TestStatusRecordFiles(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := readStatusRecord(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("readStatusRecord of a dir without one = %v, want ErrNotExist", err)
-	}
-	if err := markDeleting(dir, time.Now(), 30); err != nil {
-		t.Errorf("markDeleting without a record = %v, want nothing done", err)
-	}
-	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	rec := statusRecord{StartTime: t0, Reasons: map[string]waitingReason{"a": {Reason: "ErrImagePull"}}, Written: t0}
-	if err := writeStatusRecord(dir, rec); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readStatusRecord(dir)
-	if err != nil || !reflect.DeepEqual(got, rec) {
-		t.Errorf("read back %+v, %v; want %+v", got, err, rec)
-	}
-	if err := markDeleting(dir, t0.Add(time.Minute), 30); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = readStatusRecord(dir)
-	if got.Deleting == nil || !got.Deleting.Equal(t0.Add(time.Minute)) || got.GracePeriod == nil || *got.GracePeriod != 30 || got.Reasons["a"].Reason != "ErrImagePull" {
-		t.Errorf("after markDeleting: %+v", got)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || entries[0].Name() != statusFile {
-		t.Errorf("dir holds %v, want only %s (no temp file)", entries, statusFile)
-	}
-	if fi, _ := os.Stat(filepath.Join(dir, statusFile)); fi.Mode().Perm() != 0o640 {
-		t.Errorf("record mode %v, want 0640", fi.Mode().Perm())
-	}
-	// A torn record (a crash of an older writer, a hand edit) is an error, not a zero record that reads as one.
-	if err := os.WriteFile(filepath.Join(dir, statusFile), []byte(`{"startTime":`), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readStatusRecord(dir); err == nil {
-		t.Errorf("readStatusRecord of a torn record succeeded")
-	}
-	// A data dir removed meanwhile (`podrun down`) is not made again.
-	gone := filepath.Join(dir, "gone")
-	if err := writeStatusRecord(gone, rec); err == nil || exists(gone) {
-		t.Errorf("writeStatusRecord into a missing dir = %v, exists %v; want an error and no dir", err, exists(gone))
 	}
 }
 

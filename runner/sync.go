@@ -42,7 +42,7 @@ type podRun struct {
 
 	apiStatus v1.PodStatus // the v1.PodStatus last generated from observed
 
-	rec       statusRecord // the status record last written to the data dir (podrecord.go)
+	rec       statusRecord // the status record last written to the data dir (records.go)
 	recFailed bool         // writing it failed once: warned, not again
 
 	acted actedOn // what the current act touched, for observeActed
@@ -258,7 +258,7 @@ func (p *podRun) setUp(ctx context.Context) error {
 		cgroup = h.PodCgroupName(p.pod)
 	}
 	// The data dir holds the manifest and the status record from the
-	// start, for `podrun ps` (podrecord.go).
+	// start, for `podrun ps` (records.go).
 	p.startTime = p.r.now()
 	manifest, err := manifestData(p.pod)
 	if err != nil {

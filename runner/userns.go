@@ -20,10 +20,6 @@ const (
 	// usernsSlots: pod ranges live in host IDs [65536, 2^31), slot n at
 	// n*65536 for n in 1..usernsSlots.
 	usernsSlots = (1<<31)/usernsLength - 1
-
-	// annotationUsernsBase records the first host ID of a sandbox's user
-	// namespace, so later runs skip the range while the sandbox lives.
-	annotationUsernsBase = "io.podrun.userns-base"
 )
 
 // hostUsersOff: the pod asks for a user namespace of its own.

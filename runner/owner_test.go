@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"strconv"
 	"testing"
 )
@@ -47,27 +46,6 @@ func TestParseStatStartTime(t *testing.T) {
 				t.Errorf("parseStatStartTime = %d, %v; want %d", got, err, tc.want)
 			}
 		})
-	}
-}
-
-func TestOwnerLabelsRoundTrip(t *testing.T) {
-	for _, o := range []Owner{
-		{RunID: "abc123", PID: 4321, PIDStart: 9876543210},
-		{RunID: "def456", PID: 1, PIDStart: 0, Detached: true},
-	} {
-		l := o.labels()
-		if l[LabelManaged] != "true" {
-			t.Errorf("labels of %+v lack %s=true: %v", o, LabelManaged, l)
-		}
-		if _, ok := l[labelDetached]; ok != o.Detached {
-			t.Errorf("labels of %+v: detached label present = %v", o, ok)
-		}
-		if got := ownerFromLabels(l); !reflect.DeepEqual(got, o) {
-			t.Errorf("ownerFromLabels(labels(%+v)) = %+v", o, got)
-		}
-	}
-	if got := ownerFromLabels(map[string]string{}); !reflect.DeepEqual(got, Owner{}) {
-		t.Errorf("ownerFromLabels(no labels) = %+v, want the zero Owner", got)
 	}
 }
 
