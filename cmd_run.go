@@ -169,7 +169,7 @@ func runPods(cfg runConfig, set *sources.Set, in *interrupts, jr *junitReport, s
 	defer rt.Close()
 	out, stopLive := startOutputs(cfg, in, stdout, stderr)
 	defer stopLive()
-	res, err := runner.Run(in.ctx, rt, facts, pods, wired(cfg.runOptions(set), out, in.force))
+	res, err := runner.Run(in.ctx, rt, facts, pods, wired(cfg.withManifests(set), out, in.force))
 	stopLive()
 	jr.setResult(res)
 	if err != nil {
@@ -193,12 +193,13 @@ func connect(ctx context.Context, cfg runConfig, pods []*v1.Pod, sigCode func() 
 	return rt, facts, nil
 }
 
-// wired is a run's options: the configuration's (runConfig.runOptions)
-// with the wiring: where the containers and podrun's progress write
+// wired is a run's options: its configuration (runConfig.withManifests) with
+// the wiring: where the containers and podrun's progress write
 // (runOutputs), and force, which a second signal closes.
-func wired(opts runner.Options, out runOutputs, force <-chan struct{}) runner.Options {
-	opts.Stdout, opts.Stderr, opts.Progress, opts.Force = out.containerStdout, out.containerStderr, out.progress, force
-	return opts
+func wired(cfg runner.Config, out runOutputs, force <-chan struct{}) runner.Options {
+	return runner.Options{Config: cfg, Wiring: runner.Wiring{
+		Stdout: out.containerStdout, Stderr: out.containerStderr, Progress: out.progress, Force: force,
+	}}
 }
 
 // runFailed is the error of a run that could not run its pods. Refused

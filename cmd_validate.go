@@ -70,7 +70,7 @@ func dryRun(ctx context.Context, cfg runConfig, set *sources.Set, stdout, stderr
 	var ask runner.DryRunDial
 	asked := false
 	// Without pod cgroups (--cgroup-root "") the driver names nothing.
-	if cfg.Options.CgroupRoot != "" {
+	if cfg.Run.CgroupRoot != "" {
 		ask = func(ctx context.Context) (runner.DriverRuntime, error) {
 			asked = true
 			c, err := dial(ctx, cfg.Endpoint)
@@ -88,7 +88,7 @@ func dryRun(ctx context.Context, cfg runConfig, set *sources.Set, stdout, stderr
 	if asked && ctx.Err() != nil {
 		return interrupted(fmt.Errorf("asking the runtime for its cgroup driver: %w", ctx.Err()), sigCode)
 	}
-	res, err := runner.DryRun(facts, setPods(set), wired(cfg.runOptions(set), plainOutputs(cfg, stdout, stderr), nil))
+	res, err := runner.DryRun(facts, setPods(set), wired(cfg.withManifests(set), plainOutputs(cfg, stdout, stderr), nil))
 	if err != nil {
 		// The run's refusals, named as a run names them.
 		return podrunError(withOrigins(err, set))

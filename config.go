@@ -103,8 +103,8 @@ type runConfig struct {
 	// (sources.Options.StaticPodNames).
 	StaticPodNames bool
 
-	Facts   runner.FactsConfig
-	Options runner.Options // all but the run's objects (runOptions) and the wiring: writers, progress, Force (wired)
+	Facts runner.FactsConfig
+	Run   runner.Config // what the flags say of the run; withManifests adds what the manifests bring, wired the wiring
 }
 
 // newRunConfig checks the flags and builds the configuration; readFile
@@ -143,8 +143,8 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
-		Facts:   factsConfig(f, node),
-		Options: runnerOptions(f, wait, creds),
+		Facts: factsConfig(f, node),
+		Run:   runnerConfig(f, wait, creds),
 	}, nil
 }
 
@@ -207,9 +207,9 @@ func factsConfig(f runFlagValues, node admission.HostOptions) runner.FactsConfig
 	}
 }
 
-// runnerOptions are the run's options the flags give (runConfig.Options).
-func runnerOptions(f runFlagValues, wait runner.WaitMode, creds *credentials.Keyring) runner.Options {
-	return runner.Options{
+// runnerConfig is the run's configuration the flags give (runConfig.Run).
+func runnerConfig(f runFlagValues, wait runner.WaitMode, creds *credentials.Keyring) runner.Config {
+	return runner.Config{
 		RootDir:            f.RootDir,
 		PodLogsDir:         f.PodLogsDir,
 		Wait:               wait,
@@ -260,12 +260,12 @@ func parseHeaders(vals []string) (http.Header, error) {
 	return h, nil
 }
 
-// runOptions are the run's options as configured: the configuration's,
+// withManifests is the run's configuration: the flags' (runConfig.Run),
 // with the run's ConfigMaps and Secrets, the pods whose UID podrun gave,
 // and with --junit the log lines its report keeps. The wiring (writers,
 // progress, the second signal's channel) is wired's.
-func (cfg runConfig) runOptions(set *sources.Set) runner.Options {
-	opts := cfg.Options
+func (cfg runConfig) withManifests(set *sources.Set) runner.Config {
+	opts := cfg.Run
 	opts.ConfigMaps, opts.Secrets, opts.GivenUIDs = configMaps(set), secrets(set), givenUIDs(set)
 	if cfg.JUnit != "" {
 		opts.LogTailLines = junitLogLines

@@ -92,15 +92,15 @@ func TestNewRunConfigValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := cfg.Options
+	o := cfg.Run
 
 	// Dirs handed to the runtime are absolute (CRI-O refuses a relative
 	// sandbox log directory).
 	wd, _ := os.Getwd()
 	rel := goodFlags()
 	rel.RootDir, rel.PodLogsDir, rel.SeccompProfileRoot = "r", "./logs", "prof"
-	if rc, err := newRunConfig(rel, readFiles(nil)); err != nil || rc.Options.RootDir != filepath.Join(wd, "r") ||
-		rc.Options.PodLogsDir != filepath.Join(wd, "logs") || rc.Facts.Node.RootDir != filepath.Join(wd, "r") ||
+	if rc, err := newRunConfig(rel, readFiles(nil)); err != nil || rc.Run.RootDir != filepath.Join(wd, "r") ||
+		rc.Run.PodLogsDir != filepath.Join(wd, "logs") || rc.Facts.Node.RootDir != filepath.Join(wd, "r") ||
 		rc.Facts.CNI.StateFile != filepath.Join(wd, "r", "cni-validated") {
 		t.Errorf("relative dirs: %+v, %v", rc, err)
 	}
@@ -133,9 +133,9 @@ func TestCLIConfigBeforeTheRuntime(t *testing.T) {
 	}
 }
 
-// TestRunOptionsGivenUIDs: the run learns which pods' UIDs podrun gave, so
+// TestWithManifestsGivenUIDs: the run learns which pods' UIDs podrun gave, so
 // their sandboxes say so for `podrun handover`.
-func TestRunOptionsGivenUIDs(t *testing.T) {
+func TestWithManifestsGivenUIDs(t *testing.T) {
 	set, err := sources.Decode("/etc/kubernetes/manifests/two.yaml", []byte(`apiVersion: v1
 kind: Pod
 metadata: {name: given}
@@ -149,7 +149,7 @@ spec: {containers: [{name: c, image: busybox}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := runConfig{}.runOptions(set)
+	opts := runConfig{}.withManifests(set)
 	given, kept := set.Pods[0].UID, set.Pods[1].UID
 	if !opts.GivenUIDs[given] || opts.GivenUIDs[kept] || len(opts.GivenUIDs) != 1 {
 		t.Errorf("GivenUIDs %v, want only %s (not %s)", opts.GivenUIDs, given, kept)

@@ -57,9 +57,8 @@ func cgRunEnv(t *testing.T) (*fake.Server, *cri.Client, Options, cgroups.System,
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
 	os.WriteFile(resolv, []byte("nameserver 10.0.0.1\n"), 0o644)
 	opts := Options{
-		RootDir: t.TempDir(), ResolvConf: resolv,
-		Stdout: io.Discard, Stderr: io.Discard,
-		CgroupRoot: cgroups.DefaultRoot,
+		Config: Config{RootDir: t.TempDir(), ResolvConf: resolv, CgroupRoot: cgroups.DefaultRoot},
+		Wiring: Wiring{Stdout: io.Discard, Stderr: io.Discard},
 	}
 	return srv, rt, opts, cgsys, fsRoot
 }

@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Progress receives podrun's own progress during a run (Options.Progress;
+// Progress receives podrun's own progress during a run (Wiring.Progress;
 // nil for --quiet): each pod's events, named like the kubelet's (Pulling,
 // Started, BackOff, Unhealthy, ...), each pod's status whenever the run
 // works it out, and notes that belong to no pod event. It must be safe for

@@ -60,11 +60,8 @@ func newEnv(t *testing.T) *env {
 	e := &env{srv: srv, rt: rt, stdout: &syncBuffer{}, stderr: &syncBuffer{}, progress: &syncBuffer{}}
 	e.facts = runner.Facts{RuntimeName: "containerd"}
 	e.opts = runner.Options{
-		RootDir:    t.TempDir(),
-		ResolvConf: resolv,
-		Stdout:     e.stdout,
-		Stderr:     e.stderr,
-		Progress:   runner.PlainProgress(e.progress),
+		Config: runner.Config{RootDir: t.TempDir(), ResolvConf: resolv},
+		Wiring: runner.Wiring{Stdout: e.stdout, Stderr: e.stderr, Progress: runner.PlainProgress(e.progress)},
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -18,8 +18,17 @@ import (
 	"github.com/podrun/podrun/sources/podresources"
 )
 
-// Options configure a run.
+// Options are a run's: its configuration, what it is to do, and its
+// wiring, what it writes to and what stops it.
 type Options struct {
+	Config
+	Wiring
+}
+
+// Config is what a run is to do: what podrun's flags say (package main's
+// runConfig gives it), with what the manifests bring besides the pods
+// (ConfigMaps, Secrets, the pods whose UID podrun gave).
+type Config struct {
 	RootDir    string // podrun's state and pod data dirs
 	PodLogsDir string // "" means <RootDir>/logs, removed with each pod
 
@@ -27,20 +36,9 @@ type Options struct {
 	Timeout time.Duration // 0: no limit
 	Detach  bool          // leave the pods running once the wait ends
 
-	Stdout   io.Writer // container stdout
-	Stderr   io.Writer // container stderr
-	Progress Progress  // podrun's own progress; nil for --quiet
-
 	ResolvConf    string // host resolv.conf, default /etc/resolv.conf
 	ClusterDNS    []string
 	ClusterDomain string
-
-	// Force is closed on a second signal: teardown then kills containers at
-	// once instead of waiting for their grace period.
-	Force <-chan struct{}
-
-	// Owner identifies this process; zero means newOwner(Detach).
-	Owner Owner
 
 	// ConfigMaps and Secrets of the run, for volumes, env and image pull
 	// secrets (the kubelet would fetch them from the API server).
@@ -71,6 +69,22 @@ type Options struct {
 	// each container's log (PodResult.Logs), read before teardown removes
 	// them (for --junit).
 	LogTailLines int
+}
+
+// Wiring is what a run is connected to: where the containers' output and
+// podrun's own progress go, what a second signal closes, and the process
+// that owns the pods.
+type Wiring struct {
+	Stdout   io.Writer // container stdout
+	Stderr   io.Writer // container stderr
+	Progress Progress  // podrun's own progress; nil for --quiet
+
+	// Force is closed on a second signal: teardown then kills containers at
+	// once instead of waiting for their grace period.
+	Force <-chan struct{}
+
+	// Owner identifies this process; zero means newOwner(Detach).
+	Owner Owner
 }
 
 // PodResult is how one pod's run ended.

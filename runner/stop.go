@@ -225,7 +225,7 @@ func (o *terminationOrdering) terminated(i int) { close(o.stopped[i]) }
 // in reverse spec order), which consumes it too, so that the whole stop
 // takes at most the grace period (and the 2 s every container gets after
 // SIGTERM), not a grace period per turn. Then every sandbox of ids is
-// stopped. With honourForce, a closed Options.Force cuts every grace
+// stopped. With honourForce, a closed Wiring.Force cuts every grace
 // period to zero.
 func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) error {
 	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
