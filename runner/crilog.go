@@ -119,8 +119,8 @@ func (t *tailBuffer) String() string {
 type criStream struct {
 	stdout, stderr io.Writer
 	format         logFormat
-	ended          bool   // ReadLogs would have stopped: nothing more is decoded
-	carry          []byte // the start of a line whose end is not read yet
+	ended          bool // ReadLogs would have stopped: nothing more is decoded
+	lines          lineSplitter
 }
 
 type logFormat int
@@ -132,37 +132,52 @@ const (
 )
 
 // write decodes the whole lines of p and keeps an unfinished last one.
-func (d *criStream) write(p []byte) {
+func (d *criStream) write(p []byte) { d.lines.split(p, d.line) }
+
+// end decodes the unterminated last line, if any.
+func (d *criStream) end() { d.lines.rest(d.line) }
+
+// lineSplitter cuts what is written in chunks into whole lines, each with
+// its newline, and keeps the start of a line whose end has not come yet:
+// criStream decodes the lines of a log as it grows, lineWriter hands the
+// decoded text to the log sink a line at a time.
+type lineSplitter struct {
+	carry []byte // the start of a line whose end is not read yet
+}
+
+// split hands each whole line of p to line, the first joined to the start
+// kept from before, and keeps an unfinished last one.
+func (s *lineSplitter) split(p []byte, line func([]byte)) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			d.carry = append(d.carry, p...)
+			s.carry = append(s.carry, p...)
 			return
 		}
-		line := p[:i+1]
-		if len(d.carry) > 0 {
-			d.carry = append(d.carry, line...)
-			line = d.carry
+		l := p[:i+1]
+		if len(s.carry) > 0 {
+			s.carry = append(s.carry, l...)
+			l = s.carry
 		}
-		d.line(line)
-		d.dropCarry()
+		line(l)
+		s.drop()
 		p = p[i+1:]
 	}
 }
 
-// end decodes the unterminated last line, if any.
-func (d *criStream) end() {
-	if len(d.carry) > 0 {
-		d.line(d.carry)
-		d.dropCarry()
+// rest hands the unfinished last line kept, if any, to line.
+func (s *lineSplitter) rest(line func([]byte)) {
+	if len(s.carry) > 0 {
+		line(s.carry)
+		s.drop()
 	}
 }
 
-func (d *criStream) dropCarry() {
-	if cap(d.carry) > 4*readSize {
-		d.carry = nil // the room of one huge line is not kept
+func (s *lineSplitter) drop() {
+	if cap(s.carry) > 4*readSize {
+		s.carry = nil // the room of one huge line is not kept
 	} else {
-		d.carry = d.carry[:0]
+		s.carry = s.carry[:0]
 	}
 }
 

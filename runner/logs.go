@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -170,39 +169,25 @@ type lineWriter struct {
 	sink   *logSink
 	stream runtimeapi.LogStreamType
 	prefix string
-	buf    []byte
+	lines  lineSplitter
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.buf = append(w.buf, p...)
-			break
-		}
-		line := p[:i+1]
-		if len(w.buf) > 0 {
-			line = append(w.buf, line...)
-			w.buf = w.buf[:0]
-		}
-		w.sink.write(w.stream, w.prefix, line)
-		p = p[i+1:]
-	}
-	return n, nil
+	w.lines.split(p, w.write)
+	return len(p), nil
 }
+
+func (w *lineWriter) write(line []byte) { w.sink.write(w.stream, w.prefix, line) }
 
 // flush writes a line the log left unfinished (a last partial line),
 // ending it with a newline when newline is set.
 func (w *lineWriter) flush(newline bool) {
-	if len(w.buf) == 0 {
-		return
-	}
-	if newline {
-		w.buf = append(w.buf, '\n')
-	}
-	w.sink.write(w.stream, w.prefix, w.buf)
-	w.buf = nil
+	w.lines.rest(func(line []byte) {
+		if newline {
+			line = append(line, '\n')
+		}
+		w.write(line)
+	})
 }
 
 // copyLog decodes the log at path into the sink, a whole line at a time
