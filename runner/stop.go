@@ -436,10 +436,8 @@ const (
 func stopSandboxRetrying(ctx context.Context, rt Runtime, id string) error {
 	err := rt.StopPodSandbox(ctx, id)
 	for i := 0; i < stopRetries && err != nil && goneMeanwhile(err); i++ {
-		select {
-		case <-ctx.Done():
+		if !waitToRetry(ctx, stopRetryDelay) {
 			return err
-		case <-time.After(stopRetryDelay):
 		}
 		err = rt.StopPodSandbox(ctx, id)
 	}
@@ -481,14 +479,23 @@ func removeSandboxRetrying(ctx context.Context, rt Runtime, id string) error {
 		if err = rt.RemovePodSandbox(ctx, id); err == nil {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !waitToRetry(ctx, removeRetryDelay) {
 			return err
-		case <-time.After(removeRetryDelay):
 		}
 		_ = rt.StopPodSandbox(ctx, id)
 	}
 	return err
+}
+
+// waitToRetry waits delay before a call is asked again, and reports
+// whether it did: false when ctx ended first.
+func waitToRetry(ctx context.Context, delay time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(delay):
+		return true
+	}
 }
 
 // removeSandboxAndPodDirs stops a sandbox's running containers with the
