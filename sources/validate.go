@@ -1006,12 +1006,7 @@ func validatePodSecurityContext(sc *v1.PodSecurityContext, p *field.Path) field.
 	if sc.FSGroup != nil {
 		errs = appendMsgs(errs, p.Child("fsGroup"), *sc.FSGroup, validation.IsValidGroupID(*sc.FSGroup))
 	}
-	if sc.RunAsUser != nil {
-		errs = appendMsgs(errs, p.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))
-	}
-	if sc.RunAsGroup != nil {
-		errs = appendMsgs(errs, p.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))
-	}
+	errs = appendRunAsErrs(errs, sc.RunAsUser, sc.RunAsGroup, p)
 	for i, g := range sc.SupplementalGroups {
 		errs = appendMsgs(errs, p.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g))
 	}
@@ -1024,12 +1019,17 @@ func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path) fie
 	if sc == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	if sc.RunAsUser != nil {
-		errs = appendMsgs(errs, p.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))
+	return appendRunAsErrs(nil, sc.RunAsUser, sc.RunAsGroup, p)
+}
+
+// appendRunAsErrs checks runAsUser and runAsGroup, which a pod's and a
+// container's security context both have.
+func appendRunAsErrs(errs field.ErrorList, user, group *int64, p *field.Path) field.ErrorList {
+	if user != nil {
+		errs = appendMsgs(errs, p.Child("runAsUser"), *user, validation.IsValidUserID(*user))
 	}
-	if sc.RunAsGroup != nil {
-		errs = appendMsgs(errs, p.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))
+	if group != nil {
+		errs = appendMsgs(errs, p.Child("runAsGroup"), *group, validation.IsValidGroupID(*group))
 	}
 	return errs
 }
