@@ -15,18 +15,20 @@ func cniCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "cni",
 		Usage: "the node's pod network (CNI) configuration",
-		UsageText: "podrun cni COMMAND [flags]\n\n" +
-			"# write the default pod network config of a fresh node\n" +
-			"podrun cni init",
+		UsageText: `podrun cni COMMAND [flags]
+
+# write the default pod network config of a fresh node
+podrun cni init`,
 		Subcommands: []*cli.Command{{
 			Name: "init",
 			Usage: "write a default pod network config for a fresh node: a bridge with host-local IPAM and portmap for hostPorts " +
 				"(" + cni.InitFileName + "; never over an existing file)",
-			UsageText: "podrun cni init [--cni-conf-dir DIR] [--cni-bin-dir DIR[:DIR...]] [--subnet CIDR] [--bridge NAME]\n\n" +
-				"# a bridge cni0 for pods on 10.88.0.0/16, in /etc/cni/net.d\n" +
-				"podrun cni init\n" +
-				"# another subnet and bridge\n" +
-				"podrun cni init --subnet 10.42.0.0/16 --bridge podrun0",
+			UsageText: `podrun cni init [--cni-conf-dir DIR] [--cni-bin-dir DIR[:DIR...]] [--subnet CIDR] [--bridge NAME]
+
+# a bridge cni0 for pods on 10.88.0.0/16, in /etc/cni/net.d
+podrun cni init
+# another subnet and bridge
+podrun cni init --subnet 10.42.0.0/16 --bridge podrun0`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "cni-conf-dir", Value: cni.DefaultConfDir, Category: catNetwork, TakesFile: true, Usage: "`DIR` to write the config to (the runtime's CNI conf dir)"},
 				&cli.StringFlag{Name: "cni-bin-dir", Value: cni.DefaultBinDir, Category: catNetwork, TakesFile: true, Usage: "CNI plugin `DIRS`, colon-separated, where bridge, host-local, portmap and loopback must be"},

@@ -66,13 +66,14 @@ func completionCommand(stdout io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "completion",
 		Usage: "print the shell completion script for bash, zsh or fish",
-		UsageText: "podrun completion bash|zsh|fish\n\n" +
-			"# bash, in this shell (or write it to /etc/bash_completion.d/podrun)\n" +
-			"source <(podrun completion bash)\n" +
-			"# zsh, for every new shell (a directory of $fpath, before compinit)\n" +
-			"podrun completion zsh > /usr/local/share/zsh/site-functions/_podrun\n" +
-			"# fish, for every new shell\n" +
-			"podrun completion fish > ~/.config/fish/completions/podrun.fish",
+		UsageText: `podrun completion bash|zsh|fish
+
+# bash, in this shell (or write it to /etc/bash_completion.d/podrun)
+source <(podrun completion bash)
+# zsh, for every new shell (a directory of $fpath, before compinit)
+podrun completion zsh > /usr/local/share/zsh/site-functions/_podrun
+# fish, for every new shell
+podrun completion fish > ~/.config/fish/completions/podrun.fish`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return podrunError(errors.New("name one shell: bash, zsh or fish (see podrun completion --help)"))
@@ -94,9 +95,10 @@ func completeCommand(stdout io.Writer) *cli.Command {
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Usage:           "print what completes the last word of a podrun command line (for the completion scripts)",
-		UsageText: "podrun __complete [--] WORD... CURRENT\n\n" +
-			"# what completes after 'podrun logs '\n" +
-			"podrun __complete -- logs ''",
+		UsageText: `podrun __complete [--] WORD... CURRENT
+
+# what completes after 'podrun logs '
+podrun __complete -- logs ''`,
 		Action: func(c *cli.Context) error {
 			words := c.Args().Slice()
 			if len(words) > 0 && words[0] == "--" {

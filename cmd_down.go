@@ -17,13 +17,14 @@ import (
 func downCommand(stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name: "down", Usage: "tear podrun pods down fully: containers, sandboxes, data and log dirs",
-		UsageText: "podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID, of --root-dir)\n\n" +
-			"# one pod, by name\n" +
-			"podrun down web\n" +
-			"# every podrun pod of this root dir (--root-dir): a CI job's cleanup\n" +
-			"podrun down --all\n" +
-			"# every podrun pod on this node, whatever its root dir\n" +
-			"podrun down --all --all-roots",
+		UsageText: `podrun down [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID, of --root-dir)
+
+# one pod, by name
+podrun down web
+# every podrun pod of this root dir (--root-dir): a CI job's cleanup
+podrun down --all
+# every podrun pod on this node, whatever its root dir
+podrun down --all --all-roots`,
 		Flags: append(runtimeFlags(),
 			&cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod of --root-dir (with --all-roots: on this node)"},
 			allRootsFlag("take pods of every --root-dir, not only of this one: POD names any podrun pod, --all takes every one on the runtime")),

@@ -33,13 +33,14 @@ func execCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "exec",
 		Usage: "run a command in a container of a pod, as kubectl exec does",
-		UsageText: "podrun exec [flags] POD [-c CONTAINER] [-i] [-t] -- COMMAND [ARG...]   (POD: NAME, NAMESPACE/NAME or UID)\n\n" +
-			"# run a command, exit with its status\n" +
-			"podrun exec web -- cat /etc/hostname\n" +
-			"# an interactive shell in a terminal\n" +
-			"podrun exec -it web -- sh\n" +
-			"# feed stdin to a command in container app\n" +
-			"podrun exec -i web -c app -- tar x -C /srv",
+		UsageText: `podrun exec [flags] POD [-c CONTAINER] [-i] [-t] -- COMMAND [ARG...]   (POD: NAME, NAMESPACE/NAME or UID)
+
+# run a command, exit with its status
+podrun exec web -- cat /etc/hostname
+# an interactive shell in a terminal
+podrun exec -it web -- sh
+# feed stdin to a command in container app
+podrun exec -i web -c app -- tar x -C /srv`,
 		UseShortOptionHandling: true,
 		Flags: append(runtimeFlags(),
 			containerFlag("else the first"),

@@ -20,11 +20,12 @@ func handoverCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "handover",
 		Usage: "hand podrun's pods over to a kubelet starting on the same runtime: each is adopted or makes way for the kubelet's copy",
-		UsageText: "podrun handover [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID, of --root-dir)\n\n" +
-			"# before starting the kubelet on /etc/kubernetes/manifests: wait for it, at most 5 minutes\n" +
-			"podrun handover --all --timeout 5m\n" +
-			"# one pod, the kubelet's healthz on another port\n" +
-			"podrun handover --kubelet-healthz http://127.0.0.1:10258/healthz etcd-node1",
+		UsageText: `podrun handover [flags] POD... | --all   (POD: NAME, NAMESPACE/NAME or UID, of --root-dir)
+
+# before starting the kubelet on /etc/kubernetes/manifests: wait for it, at most 5 minutes
+podrun handover --all --timeout 5m
+# one pod, the kubelet's healthz on another port
+podrun handover --kubelet-healthz http://127.0.0.1:10258/healthz etcd-node1`,
 		Flags: append(runtimeFlags(),
 			&cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod of --root-dir not handed over yet (with --all-roots: on this node)"},
 			allRootsFlag("take pods of every --root-dir, not only of this one: POD names any podrun pod, --all takes every one on the runtime"),

@@ -20,13 +20,14 @@ func logsCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "logs",
 		Usage: "print the logs of a container of a pod, as kubectl logs does",
-		UsageText: "podrun logs [flags] POD [-c CONTAINER]   (POD: NAME, NAMESPACE/NAME or UID)\n\n" +
-			"# follow a detached pod's log, across restarts\n" +
-			"podrun logs -f web\n" +
-			"# every container of a pod, each line prefixed with its container\n" +
-			"podrun logs --all-containers --prefix shop/web\n" +
-			"# the log of the container's instance before its last restart\n" +
-			"podrun logs -p web -c app",
+		UsageText: `podrun logs [flags] POD [-c CONTAINER]   (POD: NAME, NAMESPACE/NAME or UID)
+
+# follow a detached pod's log, across restarts
+podrun logs -f web
+# every container of a pod, each line prefixed with its container
+podrun logs --all-containers --prefix shop/web
+# the log of the container's instance before its last restart
+podrun logs -p web -c app`,
 		UseShortOptionHandling: true,
 		Flags: append(runtimeFlags(),
 			containerFlag("else the only one"),

@@ -30,17 +30,18 @@ func psCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "ps",
 		Usage: "list the pods podrun runs on this node",
-		UsageText: "podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every pod of --root-dir)\n\n" +
-			"# podrun's pods of this root dir (--root-dir), as kubectl get pods\n" +
-			"podrun ps\n" +
-			"# with the node, the run and who looks after each\n" +
-			"podrun ps -o wide\n" +
-			"# every podrun pod on this node, whatever its root dir, with it (ROOT)\n" +
-			"podrun ps --all-roots -o wide\n" +
-			"# one pod as a v1.Pod with its live status, for scripts\n" +
-			"podrun ps -o json web\n" +
-			"# a row each time a pod changes, until Ctrl-C\n" +
-			"podrun ps -w",
+		UsageText: `podrun ps [flags] [POD...]   (POD: NAME, NAMESPACE/NAME or UID; none: every pod of --root-dir)
+
+# podrun's pods of this root dir (--root-dir), as kubectl get pods
+podrun ps
+# with the node, the run and who looks after each
+podrun ps -o wide
+# every podrun pod on this node, whatever its root dir, with it (ROOT)
+podrun ps --all-roots -o wide
+# one pod as a v1.Pod with its live status, for scripts
+podrun ps -o json web
+# a row each time a pod changes, until Ctrl-C
+podrun ps -w`,
 		Flags: append(runtimeFlags(),
 			allRootsFlag("every podrun pod on the runtime, whatever its --root-dir (without it: the pods of --root-dir); -o wide then adds ROOT"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Category: catOutput,

@@ -31,11 +31,12 @@ import (
 func runCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name: "run", Usage: "run pods from manifests until they complete or are ready, then tear them down",
-		UsageText: "podrun run [flags] -f SOURCE...\n\n" +
-			"# a job pod: stream its logs, exit with its status, give up after 10 minutes\n" +
-			"podrun run --timeout 10m -f job.yaml\n" +
-			"# every manifest of a directory, left running once Ready\n" +
-			"podrun run -d --wait=ready -f manifests/",
+		UsageText: `podrun run [flags] -f SOURCE...
+
+# a job pod: stream its logs, exit with its status, give up after 10 minutes
+podrun run --timeout 10m -f job.yaml
+# every manifest of a directory, left running once Ready
+podrun run -d --wait=ready -f manifests/`,
 		Flags:  runFlags(),
 		Action: func(c *cli.Context) error { return runAction(c, stdin, stdout, stderr) },
 	}

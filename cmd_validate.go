@@ -39,11 +39,12 @@ func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "validate",
 		Usage: "check pods as a run would (decode, default, validate, admit) without running them, and show what a run would send the runtime",
-		UsageText: "podrun validate [flags] -f SOURCE...   (same as: podrun run --dry-run -f SOURCE...)\n\n" +
-			"# check a manifest as a run would, without root or a runtime: exit 0, or 125 with the run's errors\n" +
-			"podrun validate -f pod.yaml\n" +
-			"# the CRI configs a run would send, secrets masked (a runtime that answers is asked for its cgroup driver alone)\n" +
-			"podrun validate -o yaml -f pod.yaml",
+		UsageText: `podrun validate [flags] -f SOURCE...   (same as: podrun run --dry-run -f SOURCE...)
+
+# check a manifest as a run would, without root or a runtime: exit 0, or 125 with the run's errors
+podrun validate -f pod.yaml
+# the CRI configs a run would send, secrets masked (a runtime that answers is asked for its cgroup driver alone)
+podrun validate -o yaml -f pod.yaml`,
 		Flags:        flags,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
 		Action: func(c *cli.Context) error {

@@ -10,8 +10,9 @@ package main
 //     the flags by category in that order, each category in definition
 //     order.
 //   - A command's UsageText is its synopsis, a blank line, then examples:
-//     lines that run podrun, each after an optional "# comment" line. The
-//     examples name only flags the command has.
+//     lines that run podrun, each after an optional "# comment" line,
+//     written as a raw string, as help prints it. The examples name only
+//     flags the command has.
 //
 // finishCommands gives every command the same usage-error handling.
 //
