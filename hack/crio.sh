@@ -170,28 +170,7 @@ driver = "overlay"
 graphroot = "$CDIR/root"
 runroot = "$CDIR/run"
 EOF
-  put "$CDIR/net.d/10-podrun-crio.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "$NETWORK",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$BRIDGE",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{"subnet": "$POD_SUBNET"}]],
-        "routes": [{"dst": "0.0.0.0/0"}],
-        "dataDir": "$CDIR/ipam"
-      }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
+  bash "$REPO/hack/testbed.sh" cni-conf "$CDIR/net.d/10-podrun-crio.conflist" "$NETWORK" "$BRIDGE" "$POD_SUBNET" "$CDIR/ipam"
 }
 
 cmd_up() {

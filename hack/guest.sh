@@ -144,16 +144,8 @@ cmd_image() {
 }
 
 install_host_packages() {
-  local missing=() entry
-  for entry in qemu-system-x86:/usr/bin/qemu-system-x86_64 qemu-utils:/usr/bin/qemu-img \
-    debootstrap:/usr/sbin/debootstrap e2fsprogs:/sbin/mkfs.ext4; do
-    [[ -e ${entry#*:} ]] || missing+=("${entry%%:*}")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  log "installing Debian packages: ${missing[*]}"
-  apt-get update -qq || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
-    die "apt-get install ${missing[*]} failed"
+  bash "$TESTBED" packages qemu-system-x86:/usr/bin/qemu-system-x86_64 qemu-utils:/usr/bin/qemu-img \
+    debootstrap:/usr/sbin/debootstrap e2fsprogs:/sbin/mkfs.ext4
 }
 
 # build_image OUT: debootstrap, configure, then an ext4 disk made from the

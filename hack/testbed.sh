@@ -1751,12 +1751,16 @@ down) cmd_down "${2:-}" ;;
 env) cmd_env ;;
 restart-containerd) cmd_restart_containerd "${2:-}" ;;
 packages)
+  # packages PACKAGE:PATH...: those instead (hack/guest.sh's qemu and
+  # debootstrap), each installed unless PATH is there.
   if [[ ${2:-} == --list ]]; then
     for entry in "${PACKAGES[@]}"; do echo "${entry%%:*}"; done
   else
+    (($# > 1)) && PACKAGES=("${@:2}")
     install_packages
   fi
   ;;
+cni-conf) write_cni_conf "${@:2}" ;; # CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR: hack/crio.sh's network
 pins) printf '%s\n' "CONTAINERD_V2_VERSION=$CONTAINERD_V2_VERSION" "RUNC_VERSION=$RUNC_VERSION" "KUBELET_VERSION=$KUBELET_VERSION" ;;
 kubelet-build) build_kubelet ;;
 kubelet-up) cmd_kubelet_up ;;
@@ -1764,7 +1768,7 @@ kubelet-down) cmd_kubelet_down ;;
 kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | packages [--list] | pins | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac

@@ -71,7 +71,7 @@ func logsTable(targets []target) []string {
 		bw, pw := logWalls(rw.bare), logWalls(rw.prun)
 		ratio := float64(median(pw)) / float64(median(bw))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", rw.t.name, spreadS(bw), spreadS(pw), ratio, logGoal,
-			spreadS(logCPUs(rw.prun, func(s logSample) time.Duration { return s.cpu })),
+			spreadS(sorted(rw.prun, func(s logSample) time.Duration { return s.cpu })),
 			runtimeCPU(rw.bare), runtimeCPU(rw.prun))
 		v := "meets the goal"
 		if ratio > logGoal {
@@ -180,7 +180,7 @@ func runtimeCPUNow(t *target) time.Duration {
 // runtimeCPU is the median runtime CPU of samples with min-max, in s, or
 // "-" when unknown.
 func runtimeCPU(s []logSample) string {
-	d := logCPUs(s, func(x logSample) time.Duration { return x.runtimeCPU })
+	d := sorted(s, func(x logSample) time.Duration { return x.runtimeCPU })
 	if len(d) == 0 || d[0] < 0 {
 		return "-"
 	}
@@ -188,17 +188,7 @@ func runtimeCPU(s []logSample) string {
 }
 
 func logWalls(s []logSample) []time.Duration {
-	return logCPUs(s, func(x logSample) time.Duration { return x.wall })
-}
-
-// logCPUs is f of each sample, sorted.
-func logCPUs(s []logSample, f func(logSample) time.Duration) []time.Duration {
-	d := make([]time.Duration, len(s))
-	for i, x := range s {
-		d[i] = f(x)
-	}
-	slices.Sort(d)
-	return d
+	return sorted(s, func(x logSample) time.Duration { return x.wall })
 }
 
 // spreadS is "median (min-max)" in seconds of a sorted slice.

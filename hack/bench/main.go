@@ -487,7 +487,8 @@ func cpus(s []sample) []time.Duration {
 	return sorted(s, func(x sample) time.Duration { return x.cpu })
 }
 
-func sorted(s []sample, f func(sample) time.Duration) []time.Duration {
+// sorted is f of each sample, sorted.
+func sorted[S any](s []S, f func(S) time.Duration) []time.Duration {
 	d := make([]time.Duration, len(s))
 	for i, x := range s {
 		d[i] = f(x)
