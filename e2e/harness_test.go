@@ -136,6 +136,7 @@ func e2eMain(m *testing.M) int {
 	if err := rtClient.CheckReady(ctx, true); err != nil {
 		return fail("the testbed's runtime at %s is not ready: %v", rtEndpoint, err)
 	}
+	runtimeVersion = rtClient.DialVersion().GetRuntimeVersion()
 	if err := checkRuntime(rtClient.DialVersion().GetRuntimeName()); err != nil {
 		return fail("%v", err)
 	}

@@ -33,6 +33,16 @@ const (
 // TestMain (podrun writes it as the scheme of container IDs).
 var runtimeName string
 
+// runtimeVersion is its CRI RuntimeVersion (containerd's "1.6.20~ds1",
+// "v2.4.2").
+var runtimeVersion string
+
+// onContainerd1 reports whether the testbed's runtime is a containerd
+// before 2.0.
+func onContainerd1() bool {
+	return runtimeName == runtimeContainerd && strings.HasPrefix(strings.TrimPrefix(runtimeVersion, "v"), "1.")
+}
+
 // onCRIO reports whether the testbed's runtime is CRI-O.
 func onCRIO() bool { return runtimeName == runtimeCRIO }
 
