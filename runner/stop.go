@@ -300,7 +300,7 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 		grace = 0
 	}
 	done := make(chan error, 1)
-	go func() { done <- p.r.rt.StopContainer(ctx, id, grace) }()
+	go func() { done <- stopContainerRetrying(ctx, p.r.rt, id, grace) }()
 	var err error
 	select {
 	case err = <-done:
@@ -403,10 +403,10 @@ func stopForDown(ctx context.Context, rt Runtime, sb *runtimeapi.PodSandbox, ctr
 // stopping it again at once (grace 0) should force close meanwhile.
 func stopContainerUnlessForced(ctx context.Context, rt Runtime, id string, grace int64, force <-chan struct{}, forced func()) error {
 	if grace == 0 {
-		return rt.StopContainer(ctx, id, 0)
+		return stopContainerRetrying(ctx, rt, id, 0)
 	}
 	done := make(chan error, 1)
-	go func() { done <- rt.StopContainer(ctx, id, grace) }()
+	go func() { done <- stopContainerRetrying(ctx, rt, id, grace) }()
 	select {
 	case err := <-done:
 		return err
@@ -421,11 +421,32 @@ func stopContainerUnlessForced(ctx context.Context, rt Runtime, id string, grace
 // The sandboxes, stopped and removed by every path.
 
 // stopRetries and stopRetryDelay bound how long a stop of a sandbox waits
-// for another stop of it under way (goneMeanwhile) to finish.
+// for another stop of it under way (goneMeanwhile) to finish, and how often
+// a failed stop of a container is made again.
 const (
 	stopRetries    = 5
 	stopRetryDelay = 200 * time.Millisecond
 )
+
+// stopContainerRetrying stops a container (CRI StopContainer with the
+// grace period) and, should the stop fail, stops it again, with what is
+// left of the grace period, up to stopRetries times, as the kubelet's next
+// sync of the pod would: containerd 1.6 answers a kill that races the
+// container's own exit with "failed to kill container ...: ttrpc: closed"
+// (the shim went with the container; in the systemd guest a run torn down
+// by SIGTERM exited 125 so), and the next stop finds it exited and is done.
+func stopContainerRetrying(ctx context.Context, rt Runtime, id string, grace int64) error {
+	start := time.Now()
+	err := rt.StopContainer(ctx, id, grace)
+	for i := 0; i < stopRetries && err != nil; i++ {
+		if !waitToRetry(ctx, stopRetryDelay) {
+			return err
+		}
+		left := max(grace-int64(time.Since(start)/time.Second), 0)
+		err = rt.StopContainer(ctx, id, left)
+	}
+	return err
+}
 
 // stopSandboxRetrying stops a sandbox, counting one that another stop of
 // it (`podrun down` beside the run's teardown, two downs) tore down at the
@@ -513,7 +534,7 @@ func removeSandboxAndPodDirs(ctx context.Context, rt Runtime, sb *runtimeapi.Pod
 	}
 	for _, c := range ctrs {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			if err := rt.StopContainer(ctx, c.Id, grace); err != nil {
+			if err := stopContainerRetrying(ctx, rt, c.Id, grace); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -170,3 +170,26 @@ func TestTeardownCountsASandboxStoppedMeanwhileAsStopped(t *testing.T) {
 		t.Errorf("outcome %s, err %v; want the stop's error", r.Outcome, r.Err)
 	}
 }
+
+// A stop of a container that fails is made again, as the kubelet's next
+// sync would: containerd 1.6 answers a kill that races the container's own
+// exit with "ttrpc: closed", and the next stop finds it exited. A stop
+// that keeps failing is still the teardown's error.
+func TestTeardownStopsAContainerAgainWhenAStopFails(t *testing.T) {
+	e := newEnv(t)
+	e.srv.FailNext("StopContainer", status.Error(codes.Unknown,
+		`failed to kill container "b10d475e": ttrpc: closed: unknown`))
+	res := e.run(t, context.Background(), newPod("raced", v1.RestartPolicyAlways, sh("main", "sleep 1000")))
+	if r := res.Pods[0]; !r.Reached() || r.Err != nil {
+		t.Errorf("outcome %s, err %v; want reached without error", r.Outcome, r.Err)
+	}
+	e.assertTornDown(t)
+
+	for range 10 {
+		e.srv.FailNext("StopContainer", status.Error(codes.Unknown, `failed to kill container "c": permission denied`))
+	}
+	res = e.run(t, context.Background(), newPod("refused", v1.RestartPolicyAlways, sh("main", "sleep 1000")))
+	if r := res.Pods[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "permission denied") {
+		t.Errorf("outcome %s, err %v; want the stop's error", r.Outcome, r.Err)
+	}
+}
