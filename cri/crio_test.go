@@ -56,7 +56,7 @@ func TestCRIOSocketIsFoundAfterContainerd(t *testing.T) {
 // failed by itself); podrun counts it as removed.
 func TestCRIORemoveOfAGoneContainerIsDone(t *testing.T) {
 	c, s := dial(t)
-	s.RemoveNotFound(true)
+	s.ActLikeCRIO(fake.CRIOWays{RemoveNotFound: true})
 	ctx := context.Background()
 	conn, err := grpc.NewClient(s.Endpoint(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -69,7 +69,7 @@ func TestCRIORunContainerIDs(t *testing.T) {
 func TestCRIORunWithoutEvents(t *testing.T) {
 	e := crioEnv(t)
 	e.srv.EnableEvents(true)
-	e.srv.EndEventStreams(true)
+	e.srv.ActLikeCRIO(fake.CRIOWays{EndEvents: true})
 	start := time.Now()
 	res := e.run(t, context.Background(), newPod("noevents", v1.RestartPolicyNever, sh("a", "sleep 5; exit 0"), sh("b", "sleep 10; exit 3")))
 	if got := res.ExitCode(0); got != 3 {
@@ -90,7 +90,7 @@ func TestCRIORunWithoutEvents(t *testing.T) {
 func TestCRIORunWithSandboxEvents(t *testing.T) {
 	e := crioEnv(t)
 	e.srv.EnableEvents(true)
-	e.srv.SandboxEvents(true)
+	e.srv.ActLikeCRIO(fake.CRIOWays{SandboxEvents: true})
 	pod := newPod("sbevents", v1.RestartPolicyNever, sh("main", "sleep 3; exit 0"))
 	pod.Spec.InitContainers = []v1.Container{sh("init", "sleep 1; exit 0")}
 	res := e.run(t, context.Background(), pod)
@@ -109,8 +109,7 @@ func TestCRIORunWithSandboxEvents(t *testing.T) {
 // CRI-O answers NotFound for the container it removed.
 func TestCRIORunFailedStart(t *testing.T) {
 	e := crioEnv(t)
-	e.srv.RemoveFailedStarts(true)
-	e.srv.RemoveNotFound(true)
+	e.srv.ActLikeCRIO(fake.CRIOWays{RemoveFailedStarts: true, RemoveNotFound: true})
 	e.srv.SetBehavior(func(cfg *runtimeapi.ContainerConfig) fake.Behavior {
 		if cfg.GetMetadata().GetName() == "main" {
 			return fake.Behavior{StartError: `exec: "nope": executable file not found in $PATH`}
@@ -153,7 +152,7 @@ func TestCRIORunMakesContainerLogDirs(t *testing.T) {
 	for _, outside := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pod-logs-dir %v", outside), func(t *testing.T) {
 			e := crioEnv(t)
-			e.srv.CRIOLogDirs(true)
+			e.srv.ActLikeCRIO(fake.CRIOWays{LogDirs: true})
 			if outside {
 				e.opts.PodLogsDir = t.TempDir()
 			}
@@ -219,7 +218,7 @@ func TestCRIORunPulls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := crioEnv(t)
-			e.srv.CRIOPulls(true)
+			e.srv.ActLikeCRIO(fake.CRIOWays{PullWording: true})
 			e.srv.SetMissing("registry.test:5000/nope:1")
 			e.srv.RequireAuth(privateImage, &runtimeapi.AuthConfig{Username: privateUser, Password: privatePass, IdentityToken: "tok-1"})
 			c := ctr("main", "true")

@@ -9,7 +9,7 @@ import (
 
 // How `podrun logs` and `podrun exec` choose a pod's container, as
 // kubectl and the API server choose it, from what the sandbox records of
-// the pod's spec (podContainers, the annotation io.podrun.containers:
+// the pod's spec (podContainers, from the annotation io.podrun.containers:
 // records.go; podrun keeps no spec after a run).
 
 // defaultContainerAnnotation names the container kubectl picks when none
@@ -17,26 +17,26 @@ import (
 const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 
 // regular and inits are the pod's regular and init containers, in order.
-func (p podContainers) regular() []podContainer { return p.filter(false) }
-func (p podContainers) inits() []podContainer   { return p.filter(true) }
+func (p podContainers) regular() []PodContainer { return p.filter(false) }
+func (p podContainers) inits() []PodContainer   { return p.filter(true) }
 
-func (p podContainers) filter(init bool) []podContainer {
-	var out []podContainer
+func (p podContainers) filter(init bool) []PodContainer {
+	var out []PodContainer
 	for _, c := range p.Containers {
-		if c.Init == init {
+		if (c.Kind != KindContainer) == init {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func (p podContainers) find(name string) (podContainer, bool) {
+func (p podContainers) find(name string) (PodContainer, bool) {
 	for _, c := range p.Containers {
 		if c.Name == name {
 			return c, true
 		}
 	}
-	return podContainer{}, false
+	return PodContainer{}, false
 }
 
 // allNames lists the containers as kubectl's AllContainerNames does:
@@ -59,7 +59,7 @@ func (p podContainers) allNames() string {
 // names (kubectl; warn tells of an annotation naming none), or the only
 // regular container; a pod with several needs a name, and the error lists
 // them as the API server does.
-func logContainers(pod string, rec podContainers, annotation, name string, all bool, warn func(string)) ([]podContainer, error) {
+func logContainers(pod string, rec podContainers, annotation, name string, all bool, warn func(string)) ([]PodContainer, error) {
 	switch {
 	case all:
 		return append(rec.inits(), rec.regular()...), nil
@@ -68,11 +68,11 @@ func logContainers(pod string, rec podContainers, annotation, name string, all b
 		if !ok {
 			return nil, fmt.Errorf("container %s is not valid for pod %s", name, pod)
 		}
-		return []podContainer{c}, nil
+		return []PodContainer{c}, nil
 	}
 	if annotation != "" {
 		if c, ok := rec.find(annotation); ok {
-			return []podContainer{c}, nil
+			return []PodContainer{c}, nil
 		}
 		warn(fmt.Sprintf("Default container name %q not found in pod %s", annotation, pod))
 	}
@@ -94,7 +94,7 @@ func logContainers(pod string, rec podContainers, annotation, name string, all b
 // FindOrDefaultContainerByName picks it: the named one, else the one the
 // default-container annotation names, which must exist; else the first
 // regular container, with a notice naming the others when there are any.
-func execContainer(pod string, rec podContainers, annotation, name string) (c podContainer, notice string, err error) {
+func execContainer(pod string, rec podContainers, annotation, name string) (c PodContainer, notice string, err error) {
 	if len(rec.regular()) == 0 {
 		return c, "", fmt.Errorf("pod %s does not have any containers", pod)
 	}
@@ -120,11 +120,11 @@ func execContainer(pod string, rec podContainers, annotation, name string) (c po
 // container after a failure, unless the pod's policy is Never; a regular
 // container by the pod's policy (OnFailure: after a failure). An unknown
 // policy counts as the default, Always.
-func restarts(policy v1.RestartPolicy, c podContainer, exitCode int32) bool {
+func restarts(policy v1.RestartPolicy, c PodContainer, exitCode int32) bool {
 	switch {
-	case c.Sidecar:
+	case c.Kind == KindSidecar:
 		return true
-	case c.Init:
+	case c.Kind == KindInit:
 		return exitCode != 0 && policy != v1.RestartPolicyNever
 	case policy == v1.RestartPolicyNever:
 		return false

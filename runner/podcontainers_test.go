@@ -27,16 +27,16 @@ func webPod() *v1.Pod {
 }
 
 func webRecord() podContainers {
-	return podContainers{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []podContainer{
-		{Name: "setup", Init: true},
-		{Name: "proxy", Init: true, Sidecar: true},
-		{Name: "app"},
-		{Name: "metrics"},
+	return podContainers{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []PodContainer{
+		recordedContainer("setup", true, false),
+		recordedContainer("proxy", true, true),
+		recordedContainer("app", false, false),
+		recordedContainer("metrics", false, false),
 	}}
 }
 
 func TestLogContainers(t *testing.T) {
-	one := podContainers{Containers: []podContainer{{Name: "setup", Init: true}, {Name: "app"}}}
+	one := podContainers{Containers: []PodContainer{recordedContainer("setup", true, false), recordedContainer("app", false, false)}}
 	cases := []struct {
 		name       string
 		rec        podContainers
@@ -81,7 +81,7 @@ func TestLogContainers(t *testing.T) {
 }
 
 func TestExecContainer(t *testing.T) {
-	single := podContainers{Containers: []podContainer{{Name: "app"}}}
+	single := podContainers{Containers: []PodContainer{recordedContainer("app", false, false)}}
 	cases := []struct {
 		name       string
 		rec        podContainers
@@ -95,7 +95,7 @@ func TestExecContainer(t *testing.T) {
 		{name: "the first of several, with kubectl's notice", rec: webRecord(), want: "app",
 			notice: `Defaulted container "app" out of: app, metrics, setup (init), proxy (init)`},
 		{name: "a container with init containers beside it gets the notice",
-			rec: podContainers{Containers: []podContainer{{Name: "setup", Init: true}, {Name: "app"}}}, want: "app",
+			rec: podContainers{Containers: []PodContainer{recordedContainer("setup", true, false), recordedContainer("app", false, false)}}, want: "app",
 			notice: `Defaulted container "app" out of: app, setup (init)`},
 		{name: "the named container", rec: webRecord(), container: "metrics", want: "metrics"},
 		{name: "a sidecar by name", rec: webRecord(), container: "proxy", want: "proxy"},
@@ -120,10 +120,10 @@ func TestExecContainer(t *testing.T) {
 }
 
 func TestRestarts(t *testing.T) {
-	regular, initc, sidecar := podContainer{Name: "app"}, podContainer{Name: "i", Init: true}, podContainer{Name: "s", Init: true, Sidecar: true}
+	regular, initc, sidecar := recordedContainer("app", false, false), recordedContainer("i", true, false), recordedContainer("s", true, true)
 	cases := []struct {
 		policy v1.RestartPolicy
-		c      podContainer
+		c      PodContainer
 		code   int32
 		want   bool
 	}{
@@ -157,7 +157,7 @@ func TestLogInstance(t *testing.T) {
 	created := func(id string, n int) *containerStatus {
 		return &containerStatus{ID: id, Name: "app", State: stateCreated, RestartCount: n, CreatedAt: at(n)}
 	}
-	app := podContainer{Name: "app"}
+	app := recordedContainer("app", false, false)
 	cases := []struct {
 		name      string
 		policy    v1.RestartPolicy

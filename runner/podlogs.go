@@ -57,7 +57,7 @@ type logState struct {
 // supervised false (no podrun looks after the pod: it was detached, or its
 // podrun died) nothing starts it again, so an exited newest instance is
 // the current, terminated one, as `podrun ps` shows it (listedPod).
-func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerStatus, supervised bool) logState {
+func logStateOf(policy v1.RestartPolicy, c PodContainer, instances []*containerStatus, supervised bool) logState {
 	var s logState
 	if len(instances) == 0 {
 		return s
@@ -83,7 +83,7 @@ func logStateOf(policy v1.RestartPolicy, c podContainer, instances []*containerS
 // the kubelet's validateContainerLogStatus chooses it, with its messages:
 // with previous, the last terminated instance; else a running one, else
 // a terminated one, else the last terminated one.
-func logInstance(pod string, policy v1.RestartPolicy, c podContainer, instances []*containerStatus, previous, supervised bool) (*containerStatus, error) {
+func logInstance(pod string, policy v1.RestartPolicy, c PodContainer, instances []*containerStatus, previous, supervised bool) (*containerStatus, error) {
 	s := logStateOf(policy, c, instances, supervised)
 	switch {
 	case previous:
@@ -141,7 +141,7 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 	// may meet; the bytes as they come otherwise.
 	sink := &logSink{stdout: opts.Stdout, stderr: opts.Stderr}
 	lines := opts.Prefix || opts.Follow && len(chosen) > 1
-	writers := func(c podContainer) (stdout, stderr io.Writer, flush func()) {
+	writers := func(c PodContainer) (stdout, stderr io.Writer, flush func()) {
 		if !lines {
 			return opts.Stdout, opts.Stderr, func() {}
 		}
@@ -197,7 +197,7 @@ func Logs(ctx context.Context, rt Runtime, podArg string, opts LogsOptions) erro
 
 // pickInstance reads the statuses of a container's instances (from the
 // pod's containers ctrs) and picks the one to read (logInstance).
-func pickInstance(ctx context.Context, rt Runtime, pod *foundPod, policy v1.RestartPolicy, c podContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
+func pickInstance(ctx context.Context, rt Runtime, pod *foundPod, policy v1.RestartPolicy, c PodContainer, ctrs []*runtimeapi.Container, previous bool) (*containerStatus, error) {
 	insts, err := instancesOf(ctx, rt, ctrs, c.Name, 2, "") // what logInstance looks at
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ type follower struct {
 	rt     Runtime
 	pod    *foundPod
 	policy v1.RestartPolicy
-	c      podContainer
+	c      PodContainer
 	opts   logOptions
 }
 

@@ -48,8 +48,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podrun/podrun/sources/podresources"
 )
 
 // The labels of every sandbox and container podrun creates, which the
@@ -212,16 +210,24 @@ func ownerFromLabels(l map[string]string) Owner {
 	return Owner{RunID: l[labelRun], PID: pid, PIDStart: start, Detached: l[labelDetached] == "true"}
 }
 
-// podContainers is what annotationContainers records: the pod's restart
-// policy and its containers in spec order, init containers first and
-// sidecars marked.
+// podContainers is a pod's restart policy and its containers in spec
+// order, init containers first, as annotationContainers records them:
+// PodContainers with their kinds and names only (podrun keeps no spec
+// after a run), which logs, exec and down choose from.
 type podContainers struct {
-	RestartPolicy v1.RestartPolicy `json:"restartPolicy,omitempty"`
-	Containers    []podContainer   `json:"containers"`
+	RestartPolicy v1.RestartPolicy
+	Containers    []PodContainer
 }
 
-// podContainer is one container of a pod.
-type podContainer struct {
+// containersJSON is annotationContainers' format. Its fields are
+// podrun's on-node record: an older podrun's sandbox is read by a newer
+// one, so fields are only ever added.
+type containersJSON struct {
+	RestartPolicy v1.RestartPolicy `json:"restartPolicy,omitempty"`
+	Containers    []containerJSON  `json:"containers"`
+}
+
+type containerJSON struct {
 	Name    string `json:"name"`
 	Init    bool   `json:"init,omitempty"`
 	Sidecar bool   `json:"sidecar,omitempty"` // a restartable init container
@@ -229,16 +235,25 @@ type podContainer struct {
 
 // containersRecord is the annotationContainers value of a pod.
 func containersRecord(pod *v1.Pod) string {
-	rec := podContainers{RestartPolicy: pod.Spec.RestartPolicy}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		rec.Containers = append(rec.Containers, podContainer{Name: c.Name, Init: true, Sidecar: podresources.IsSidecar(c)})
-	}
-	for _, c := range pod.Spec.Containers {
-		rec.Containers = append(rec.Containers, podContainer{Name: c.Name})
+	rec := containersJSON{RestartPolicy: pod.Spec.RestartPolicy}
+	for _, c := range PodContainers(pod) {
+		rec.Containers = append(rec.Containers, containerJSON{c.Name, c.Kind != KindContainer, c.Kind == KindSidecar})
 	}
 	b, _ := json.Marshal(rec)
 	return string(b)
+}
+
+// recordedContainer is a container as a record names it: a PodContainer
+// with only its name.
+func recordedContainer(name string, init, sidecar bool) PodContainer {
+	k := KindContainer
+	switch {
+	case sidecar:
+		k = KindSidecar
+	case init:
+		k = KindInit
+	}
+	return PodContainer{Container: &v1.Container{Name: name}, Kind: k}
 }
 
 // containersOf reads a pod's containers from its sandbox's annotation.
@@ -246,11 +261,14 @@ func containersRecord(pod *v1.Pod) string {
 // runtime holds, in the order they were first created, sidecars marked,
 // every other one taken as a regular container, and no restart policy.
 func containersOf(sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) podContainers {
-	var rec podContainers
+	var rec containersJSON
 	if s := sb.GetAnnotations()[annotationContainers]; s != "" && json.Unmarshal([]byte(s), &rec) == nil && len(rec.Containers) > 0 {
-		return rec
+		out := podContainers{RestartPolicy: rec.RestartPolicy}
+		for _, c := range rec.Containers {
+			out.Containers = append(out.Containers, recordedContainer(c.Name, c.Init, c.Sidecar))
+		}
+		return out
 	}
-	rec = podContainers{}
 	first := map[string]int64{}
 	sidecar := map[string]bool{}
 	for _, c := range ctrs {
@@ -260,17 +278,18 @@ func containersOf(sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) podCo
 		}
 		sidecar[d.Name] = sidecar[d.Name] || d.Sidecar >= 0
 	}
+	var out podContainers
 	for name := range first {
-		rec.Containers = append(rec.Containers, podContainer{Name: name, Init: sidecar[name], Sidecar: sidecar[name]})
+		out.Containers = append(out.Containers, recordedContainer(name, sidecar[name], sidecar[name]))
 	}
-	sort.Slice(rec.Containers, func(i, j int) bool {
-		a, b := rec.Containers[i], rec.Containers[j]
+	sort.Slice(out.Containers, func(i, j int) bool {
+		a, b := out.Containers[i], out.Containers[j]
 		if first[a.Name] != first[b.Name] {
 			return first[a.Name] < first[b.Name]
 		}
 		return a.Name < b.Name
 	})
-	return rec
+	return out
 }
 
 // ownerRecord (ownerFile) says which podrun owns a pod data dir, so that a

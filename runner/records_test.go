@@ -37,6 +37,12 @@ func TestContainersRecord(t *testing.T) {
 	if got := containersOf(sb, nil); !reflect.DeepEqual(got, webRecord()) {
 		t.Errorf("containersOf(containersRecord) = %+v, want %+v", got, webRecord())
 	}
+	// The annotation is an on-node record that later podruns read: its
+	// JSON stays as released.
+	const released = `{"restartPolicy":"OnFailure","containers":[{"name":"setup","init":true},{"name":"proxy","init":true,"sidecar":true},{"name":"app"},{"name":"metrics"}]}`
+	if got := containersRecord(webPod()); got != released {
+		t.Errorf("containersRecord = %s, want %s", got, released)
+	}
 
 	// A sandbox without the record: the runtime's containers, oldest
 	// first, sidecars (by their annotation) as init containers.
@@ -51,7 +57,7 @@ func TestContainersRecord(t *testing.T) {
 	got := containersOf(old, []*runtimeapi.Container{
 		ctr("3", "app", 30, false), ctr("1", "proxy", 10, true), ctr("4", "app", 40, false), ctr("2", "metrics", 20, false),
 	})
-	want := podContainers{Containers: []podContainer{{Name: "proxy", Init: true, Sidecar: true}, {Name: "metrics"}, {Name: "app"}}}
+	want := podContainers{Containers: []PodContainer{recordedContainer("proxy", true, true), recordedContainer("metrics", false, false), recordedContainer("app", false, false)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("containersOf without the record = %+v, want %+v", got, want)
 	}

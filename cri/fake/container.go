@@ -110,7 +110,7 @@ func (r *runtimeServer) CreateContainer(ctx context.Context, req *runtimeapi.Cre
 	}
 	if dir := p.cfg.GetLogDirectory(); dir != "" && cfg.GetLogPath() != "" {
 		c.logPath = filepath.Join(dir, cfg.GetLogPath())
-		if s.crio.logDirs {
+		if s.crio.LogDirs {
 			if fi, err := os.Stat(filepath.Dir(c.logPath)); err != nil || !fi.IsDir() {
 				return nil, crioNoLogDir()
 			}
@@ -151,7 +151,7 @@ func (r *runtimeServer) StartContainer(ctx context.Context, req *runtimeapi.Star
 	if msg := c.behavior.StartError; msg != "" {
 		c.message = msg
 		s.exit(c, 128, "StartError")
-		if s.crio.removeFailedStarts {
+		if s.crio.RemoveFailedStarts {
 			s.remove(c)
 			return nil, status.Errorf(codes.Unknown, "failed to start container %s: %s", c.id, msg)
 		}
@@ -340,7 +340,7 @@ func (r *runtimeServer) RemoveContainer(ctx context.Context, req *runtimeapi.Rem
 	switch {
 	case c != nil:
 		s.remove(c)
-	case s.crio.removeNotFound:
+	case s.crio.RemoveNotFound:
 		return nil, crioRemoveNotFound(req.GetContainerId())
 	}
 	return &runtimeapi.RemoveContainerResponse{}, nil

@@ -10,86 +10,67 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// CRI-O's ways, where they differ from containerd's (docs/cri-o.md): each
-// is a knob a test turns on for the difference it checks. Off, the server
-// answers as containerd does.
-type crioKnobs struct {
-	name, version      string // Version's runtime name and version; "" for the fake's own
-	endEvents          bool   // GetContainerEvents ends at once, without an error
-	sandboxEvents      bool   // sandbox changes send events about the infra container
-	removeFailedStarts bool   // a container whose start fails is removed
-	removeNotFound     bool   // RemoveContainer of an unknown ID is NotFound
-	pullWording        bool   // pull failures in containers/image's words; tokens ignored
-	logDirs            bool   // sandboxes make their log dir; containers need theirs made
+// CRIOWays are CRI-O's ways, where they differ from containerd's
+// (docs/cri-o.md): each is a field a test turns on for the difference it
+// checks (ActLikeCRIO). Off, the server answers as containerd does.
+type CRIOWays struct {
+	// EndEvents makes GetContainerEvents end at once with no error and
+	// no event while EnableEvents is on, as CRI-O does unless its
+	// enable_pod_events option is set (server/container_events.go).
+	EndEvents bool
+	// SandboxEvents makes running and stopping a sandbox send container
+	// events about its infra container, whose ID is the sandbox's, as
+	// CRI-O does (generateCRIEvent(sb.InfraContainer(), ...) in
+	// sandbox_run_linux.go and sandbox_stop_linux.go; the removal's event
+	// is dropped, the sandbox being gone by then); containerd sends
+	// events about containers only.
+	SandboxEvents bool
+	// RemoveFailedStarts makes a container whose start fails (Behavior
+	// StartError) go away, as CRI-O removes it (server/container_start.go),
+	// instead of staying exited with code 128 and reason StartError as in
+	// containerd.
+	RemoveFailedStarts bool
+	// RemoveNotFound makes RemoveContainer of an unknown ID fail with
+	// codes.NotFound and CRI-O's words (server/container_remove.go), where
+	// containerd answers OK.
+	RemoveNotFound bool
+	// PullWording makes pulls fail in CRI-O's words, those of
+	// containers/image with codes.Unknown: a missing image (SetMissing) is
+	// "manifest unknown", refused credentials (RequireAuth) "unable to
+	// retrieve auth token: invalid username/password: unauthorized:
+	// authentication required". Credentials count as CRI-O reads them
+	// (server/image_pull.go): username and password, or Auth; identity and
+	// registry tokens are ignored, so a pull with only a token is
+	// anonymous.
+	PullWording bool
+	// LogDirs makes the log directories as CRI-O does: RunPodSandbox
+	// creates the sandbox's LogDirectory (0700,
+	// server/sandbox_run_linux.go), and CreateContainer fails when the
+	// directory of the container's log file (LogDirectory joined with the
+	// container's LogPath) does not exist: CRI-O does not create it, and
+	// conmon, which CRI-O starts at create, cannot open the log file there
+	// ("Failed to open log file: No such file or directory" in CRI-O's
+	// log) and exits with 1. containerd creates that directory itself (the
+	// fake, at StartContainer); the kubelet makes it before every
+	// CreateContainer.
+	LogDirs bool
 }
 
-// setCRIO changes the CRI-O knobs under the server's lock.
-func (s *Server) setCRIO(set func(k *crioKnobs)) {
+// ActLikeCRIO sets which of CRI-O's ways the server follows, all at once:
+// the fields not set go back to containerd's.
+func (s *Server) ActLikeCRIO(w CRIOWays) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set(&s.crio)
+	s.crio = w
 }
 
 // SetVersion makes Version report the runtime name and version: CRI-O
 // reports "cri-o" (server/version.go), which the kubelet puts in front of
 // container IDs ("cri-o://…").
 func (s *Server) SetVersion(name, version string) {
-	s.setCRIO(func(k *crioKnobs) { k.name, k.version = name, version })
-}
-
-// EndEventStreams makes GetContainerEvents end at once with no error and
-// no event while EnableEvents is on, as CRI-O does unless its
-// enable_pod_events option is set (server/container_events.go).
-func (s *Server) EndEventStreams(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.endEvents = on })
-}
-
-// SandboxEvents makes running and stopping a sandbox send container
-// events about its infra container, whose ID is the sandbox's, as CRI-O
-// does (generateCRIEvent(sb.InfraContainer(), ...) in sandbox_run_linux.go
-// and sandbox_stop_linux.go; the removal's event is dropped, the sandbox
-// being gone by then); containerd sends events about containers only.
-func (s *Server) SandboxEvents(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.sandboxEvents = on })
-}
-
-// RemoveFailedStarts makes a container whose start fails (Behavior
-// StartError) go away, as CRI-O removes it (server/container_start.go),
-// instead of staying exited with code 128 and reason StartError as in
-// containerd.
-func (s *Server) RemoveFailedStarts(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.removeFailedStarts = on })
-}
-
-// RemoveNotFound makes RemoveContainer of an unknown ID fail with
-// codes.NotFound and CRI-O's words (server/container_remove.go), where
-// containerd answers OK.
-func (s *Server) RemoveNotFound(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.removeNotFound = on })
-}
-
-// CRIOPulls makes pulls fail in CRI-O's words, those of containers/image
-// with codes.Unknown: a missing image (SetMissing) is "manifest unknown",
-// refused credentials (RequireAuth) "unable to retrieve auth token:
-// invalid username/password: unauthorized: authentication required".
-// Credentials count as CRI-O reads them (server/image_pull.go): username
-// and password, or Auth; identity and registry tokens are ignored, so a
-// pull with only a token is anonymous.
-func (s *Server) CRIOPulls(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.pullWording = on })
-}
-
-// CRIOLogDirs makes the log directories as CRI-O does: RunPodSandbox
-// creates the sandbox's LogDirectory (0700, server/sandbox_run_linux.go),
-// and CreateContainer fails when the directory of the container's log
-// file (LogDirectory joined with the container's LogPath) does not exist:
-// CRI-O does not create it, and conmon, which CRI-O starts at create,
-// cannot open the log file there ("Failed to open log file: No such file
-// or directory" in CRI-O's log) and exits with 1. containerd creates that
-// directory itself (the fake, at StartContainer); the kubelet makes it
-// before every CreateContainer.
-func (s *Server) CRIOLogDirs(on bool) {
-	s.setCRIO(func(k *crioKnobs) { k.logDirs = on })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.versionName, s.version = name, version
 }
 
 // crioNoLogDir is CRI-O's answer to a CreateContainer whose log file's
@@ -101,9 +82,9 @@ func crioNoLogDir() error {
 }
 
 // crioMakeLogDir creates a sandbox's log directory as CRI-O does when
-// CRIOLogDirs is on. Called with s.mu held.
+// CRIOWays.LogDirs is on. Called with s.mu held.
 func (s *Server) crioMakeLogDir(dir string) error {
-	if !s.crio.logDirs || dir == "" {
+	if !s.crio.LogDirs || dir == "" {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -142,12 +123,12 @@ func splitRef(n string) (repo, tag string) {
 }
 
 // authorized reports whether a pull with got may fetch an image that
-// wants the credentials in want: authMatches, or with CRIOPulls as CRI-O
+// wants the credentials in want: authMatches, or with CRIOWays.PullWording as CRI-O
 // reads credentials (server/image_pull.go): a username and password (from
 // Auth when set), tokens ignored, and no username an anonymous pull.
 // Called with s.mu held.
 func (s *Server) authorized(want, got *runtimeapi.AuthConfig) bool {
-	if !s.crio.pullWording {
+	if !s.crio.PullWording {
 		return authMatches(want, got)
 	}
 	userPass := func(a *runtimeapi.AuthConfig) *runtimeapi.AuthConfig {
@@ -163,7 +144,7 @@ func (s *Server) authorized(want, got *runtimeapi.AuthConfig) bool {
 // emitSandbox sends an event about the infra container of sandbox p when
 // SandboxEvents is on. Called with s.mu held.
 func (s *Server) emitSandbox(p *sandbox, typ runtimeapi.ContainerEventType) {
-	if !s.crio.sandboxEvents || len(s.subs) == 0 {
+	if !s.crio.SandboxEvents || len(s.subs) == 0 {
 		return
 	}
 	ev := &runtimeapi.ContainerEventResponse{

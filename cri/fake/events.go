@@ -26,7 +26,7 @@ func (r *runtimeServer) GetContainerEvents(req *runtimeapi.GetEventsRequest, str
 		s.mu.Unlock()
 		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")
 	}
-	if s.crio.endEvents {
+	if s.crio.EndEvents {
 		s.mu.Unlock()
 		return nil
 	}

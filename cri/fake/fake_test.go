@@ -341,13 +341,13 @@ func TestLogOutput(t *testing.T) {
 	}
 }
 
-// TestCRIOLogDirs: with CRIOLogDirs, the sandbox's log directory is made
+// TestCRIOLogDirs: with CRIOWays.LogDirs, the sandbox's log directory is made
 // (0700) and a container whose log file's directory is missing is refused
 // at create, as CRI-O's conmon fails; made, it is created; without the
 // knob, as containerd, the directory is not needed at create.
 func TestCRIOLogDirs(t *testing.T) {
 	s, c := start(t)
-	s.CRIOLogDirs(true)
+	s.ActLikeCRIO(fake.CRIOWays{LogDirs: true})
 	p := pod("crio-logs")
 	p.LogDirectory = filepath.Join(t.TempDir(), "ns_crio-logs_uid")
 	pid, err := c.RunPodSandbox(ctx, p, "")
@@ -369,7 +369,7 @@ func TestCRIOLogDirs(t *testing.T) {
 		t.Errorf("create with the log dir made: %v", err)
 	}
 
-	s.CRIOLogDirs(false)
+	s.ActLikeCRIO(fake.CRIOWays{})
 	cfg = ctr("other")
 	cfg.LogPath = "other/0.log"
 	if _, err := c.CreateContainer(ctx, pid, cfg, p); err != nil {

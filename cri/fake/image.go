@@ -188,14 +188,14 @@ func (i *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRe
 		return nil, f.err
 	}
 	if s.missing[n] {
-		if s.crio.pullWording {
+		if s.crio.PullWording {
 			return nil, crioMissing(n)
 		}
 		return nil, status.Errorf(codes.NotFound,
 			"failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", n, n, n)
 	}
 	if want := s.auths[n]; want != nil && !s.authorized(want, req.GetAuth()) {
-		if s.crio.pullWording {
+		if s.crio.PullWording {
 			return nil, crioUnauthorized(n)
 		}
 		return nil, status.Errorf(codes.Unknown,

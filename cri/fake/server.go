@@ -56,9 +56,10 @@ type Server struct {
 	auths   map[string]*runtimeapi.AuthConfig
 	pulls   []Pull
 
-	cgroupDriver *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
-	handlers     []*runtimeapi.RuntimeHandler
-	crio         crioKnobs // CRI-O's ways (crio.go)
+	cgroupDriver         *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
+	handlers             []*runtimeapi.RuntimeHandler
+	crio                 CRIOWays // CRI-O's ways (crio.go)
+	versionName, version string   // Version's runtime name and version; "" for the fake's own (SetVersion)
 }
 
 // Start serves a new Server on a socket in a temporary directory and returns
@@ -337,8 +338,8 @@ func (r *runtimeServer) Version(ctx context.Context, req *runtimeapi.VersionRequ
 		RuntimeVersion:    "0.1.0",
 		RuntimeApiVersion: "v1",
 	}
-	if s.crio.name != "" {
-		v.RuntimeName, v.RuntimeVersion = s.crio.name, s.crio.version
+	if s.versionName != "" {
+		v.RuntimeName, v.RuntimeVersion = s.versionName, s.version
 	}
 	return v, nil
 }
