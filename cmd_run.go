@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,15 +43,26 @@ podrun run -d --wait=ready -f manifests/`,
 	}
 }
 
+// runFlags are the run command's flags, by what they are about.
 func runFlags() []cli.Flag {
-	host, _ := os.Hostname()
-	return append(runtimeFlags(),
+	return slices.Concat(runtimeFlags(), inputFlags(), outputFlags(), nodeFlags(), staticPodFlags())
+}
+
+// inputFlags say where the manifests come from.
+func inputFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Category: catInput,
 			Usage: "manifest `SOURCE`, repeatable: a file, a directory (every regular file not starting with '.', sorted, not recursive), '-' for stdin, or an http(s):// URL"},
 		&cli.StringSliceFlag{Name: "manifest-url-header", Category: catInput,
 			Usage: "`'Name:value'` header sent with manifest URL requests, repeatable; a redirect to another scheme, host or port gets none"},
 		&cli.StringFlag{Name: "manifest-url-ca", Category: catInput, TakesFile: true,
 			Usage: "PEM `FILE` of CA certificates that manifest URL servers are verified against, besides the system roots"},
+	}
+}
+
+// outputFlags say what a run waits for and what it prints.
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "pod-logs-dir", Category: catRuntime, TakesFile: true,
 			Usage: "`DIR` for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
 		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto), Category: catOutput,
@@ -63,6 +75,13 @@ func runFlags() []cli.Flag {
 			Usage: "decode, default, validate and admit the pods without running them (the runtime, when one answers, is asked for its cgroup driver alone) and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
 		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
 			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
+	}
+}
+
+// nodeFlags describe the node as a kubelet's configuration would.
+func nodeFlags() []cli.Flag {
+	host, _ := os.Hostname()
+	return []cli.Flag{
 		&cli.StringFlag{Name: "node-name", Value: host, DefaultText: "this machine's host name", Category: catNode, Usage: "node `NAME`: spec.nodeName default, part of the pod UID"},
 		&cli.StringSliceFlag{Name: "cluster-dns", Category: catNetwork, Usage: "DNS server `IP` for pods with dnsPolicy ClusterFirst, repeatable (without it they use the host's resolv.conf, as a kubelet without clusterDNS does)"},
 		&cli.StringFlag{Name: "cluster-domain", Category: catNetwork, Usage: "cluster `DOMAIN` for DNS search paths and pod FQDNs, e.g. cluster.local; none by default, as the kubelet"},
@@ -85,8 +104,21 @@ func runFlags() []cli.Flag {
 			Usage: "docker config.json `FILE` with registry credentials, tried after the pods' imagePullSecrets and before the node's docker config (<root-dir>/config.json, ./config.json, $DOCKER_CONFIG or ~/.docker/config.json, ...)"},
 		&cli.StringFlag{Name: "seccomp-profile-root", TakesFile: true, Category: catSecurity,
 			Usage: "`DIR` of the Localhost seccomp profiles pods name (seccompProfile.localhostProfile is relative to it); default <root-dir>/seccomp, as the kubelet's"},
+	}
+}
+
+// staticPodFlags are for the pods of a node's bootstrap, which a kubelet
+// later takes over (docs/bootstrap.md, docs/handover.md).
+func staticPodFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.BoolFlag{Name: "static-pod-names", Category: catNode, Usage: "name and default pods as the kubelet does static pods: <name>-<node-name>, spec.nodeName this node, a NoExecute toleration (for a kubelet taking them over: docs/handover.md)"},
-	)
+		&cli.BoolFlag{Name: "static-pod-strict", Category: catNode,
+			Usage: "with --static-pod-names, refuse what a kubelet would refuse or not read in a static pod manifest (a reference to a Secret, ConfigMap, service account or claim; a second document in a file), which is otherwise a warning"},
+		&cli.BoolFlag{Name: "ignore-running-kubelet", Category: catNode,
+			Usage: "with --static-pod-names, run even where a kubelet is at work (its healthz answers, or the runtime runs pods a kubelet made), which a run otherwise refuses: that kubelet kills such pods as orphans"},
+		&cli.StringFlag{Name: "kubelet-healthz-url", Value: runner.DefaultKubeletHealthzURL, Category: catNode,
+			Usage: "`URL` of the node's kubelet's healthz, asked before static-named pods run (--static-pod-names); '' to not ask"},
+	}
 }
 
 func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -114,6 +146,11 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	set, err := readManifests(in.ctx, cfg, stdin, in.exitCode)
 	if err != nil {
 		return err
+	}
+	if cfg.StaticPodNames {
+		if err := cfg.StaticPod.manifests(set, stderr); err != nil {
+			return podrunError(err)
+		}
 	}
 	if cfg.DryRun {
 		return dryRun(in.ctx, cfg, set, stdout, stderr, in.exitCode)
@@ -168,6 +205,11 @@ func runPods(cfg runConfig, set *sources.Set, in *interrupts, jr *junitReport, s
 		return err
 	}
 	defer rt.Close()
+	if cfg.StaticPodNames {
+		if err := cfg.StaticPod.kubelet(in.ctx, rt); err != nil {
+			return interrupted(err, in.exitCode)
+		}
+	}
 	out, stopLive := startOutputs(cfg, in, stdout, stderr)
 	defer stopLive()
 	res, err := runner.Run(in.ctx, rt, facts, pods, wired(cfg.withManifests(set), out, in.force))

@@ -49,6 +49,9 @@ type runFlagValues struct {
 	DryRun               bool
 	JUnit                string
 	StaticPodNames       bool
+	StaticPodStrict      bool
+	IgnoreRunningKubelet bool
+	KubeletHealthzURL    string
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -82,6 +85,9 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		DryRun:               boolean(c, "dry-run"),
 		JUnit:                str(c, "junit"),
 		StaticPodNames:       boolean(c, "static-pod-names"),
+		StaticPodStrict:      boolean(c, "static-pod-strict"),
+		IgnoreRunningKubelet: boolean(c, "ignore-running-kubelet"),
+		KubeletHealthzURL:    str(c, "kubelet-healthz-url"),
 	}
 }
 
@@ -102,6 +108,9 @@ type runConfig struct {
 	// StaticPodNames: the kubelet's static pod names and defaults
 	// (sources.Options.StaticPodNames).
 	StaticPodNames bool
+	// StaticPod: what a run with StaticPodNames checks first
+	// (staticPodChecks).
+	StaticPod staticPodChecks
 
 	Facts runner.FactsConfig
 	Run   runner.Config // what the flags say of the run; withManifests adds what the manifests bring, wired the wiring
@@ -137,14 +146,19 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	if err != nil {
 		return runConfig{}, err
 	}
+	checks := staticPodChecks{Strict: f.StaticPodStrict, IgnoreKubelet: f.IgnoreRunningKubelet, KubeletHealthzURL: f.KubeletHealthzURL}
+	if err := checks.usage(f.StaticPodNames); err != nil {
+		return runConfig{}, err
+	}
 	if f.DryRun && f.JUnit != "" {
 		return runConfig{}, errors.New("--junit reports a run's containers; a dry run runs none")
 	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
-		Facts: factsConfig(f, node),
-		Run:   runnerConfig(f, wait, creds),
+		StaticPod: checks,
+		Facts:     factsConfig(f, node),
+		Run:       runnerConfig(f, wait, creds),
 	}, nil
 }
 

@@ -3,13 +3,19 @@
 package e2e
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // TestE2EBootstrapExample runs the worked example of docs/bootstrap.md as
@@ -129,4 +135,61 @@ func TestE2EBootstrapExample(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "member")); err != nil {
 		t.Errorf("etcd's data dir after down: %v; want it kept", err)
 	}
+}
+
+// TestE2EBootstrapLooksForAKubelet: a run with --static-pod-names refuses
+// to start where a kubelet is at work, before it creates anything: a
+// healthz answering ok (a server of the test's on 127.0.0.1 stands in for
+// the kubelet's), or a pod on the runtime with the kubelet's labels and
+// not podrun's (made here through CRI, as a kubelet makes its sandboxes).
+// --ignore-running-kubelet goes ahead. Not parallel: the kubelet-made
+// sandbox would stop the other tests' static-named runs.
+func TestE2EBootstrapLooksForAKubelet(t *testing.T) {
+	e := newEnv(t)
+	file := manifest(t, "lone.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: lone}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: busybox, command: ["true"]}]
+`)
+	static := []string{"--static-pod-names", "--node-name", "look-node", "-f", file}
+
+	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer kubelet.Close()
+	r := e.runPodrun(append([]string{"--kubelet-healthz-url", kubelet.URL + "/healthz"}, static...), "")
+	expectCode(t, r, 125)
+	expectMatch(t, r.stderr, `a kubelet is at work on this node: its healthz \(`+regexp.QuoteMeta(kubelet.URL)+`/healthz\) answers ok\. .*--ignore-running-kubelet`)
+	expectNothingCreated(t, e)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	uid := "look-" + randomSuffix(t)
+	id, err := rtClient.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "kube-proxy-look", Namespace: "kube-system", Uid: uid},
+		Labels: map[string]string{"io.kubernetes.pod.name": "kube-proxy-look", "io.kubernetes.pod.namespace": "kube-system",
+			"io.kubernetes.pod.uid": uid},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}},
+	}, "")
+	if err != nil {
+		t.Fatalf("a kubelet's sandbox: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := rtClient.StopPodSandbox(ctx, id); err != nil {
+			t.Errorf("stopping the kubelet's sandbox: %v", err)
+		}
+		if err := rtClient.RemovePodSandbox(ctx, id); err != nil {
+			t.Errorf("removing the kubelet's sandbox: %v", err)
+		}
+	})
+	r = e.runPodrun(append([]string{"--kubelet-healthz-url", ""}, static...), "")
+	expectCode(t, r, 125)
+	expectMatch(t, r.stderr, `a kubelet is at work on this node: the runtime runs pods a kubelet made \(kube-system/kube-proxy-look\)`)
+	expectNothingCreated(t, e)
+
+	r = e.runPodrun(append([]string{"--ignore-running-kubelet", "--kubelet-healthz-url", kubelet.URL + "/healthz"}, static...), "")
+	expectCode(t, r, 0)
 }
