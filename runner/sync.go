@@ -31,6 +31,7 @@ type podRun struct {
 	startTime time.Time
 	started   bool // the first sync has started the pod
 	terminal  bool // podrun has stopped the pod: every container ending is final
+	ended     bool // the plan ended the pod (endOfPod): it is over, whatever its phase said
 	wake      <-chan struct{}
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
@@ -112,15 +113,16 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 	return st
 }
 
-// observeFinal re-reads a pod that ended on its own (Succeeded or Failed)
-// once teardown has stopped what still ran, and makes that its last status,
-// as the kubelet's SyncTerminatingPod writes the final status after
-// killPod: sidecars stopped after the regular containers show how they
-// ended, and the stopped sandbox makes PodReadyToStartContainers False
-// (PodSandboxNotReady). A pod whose wait ended otherwise (ready, timeout,
-// signal) keeps the status it had then, which says why it was not done.
+// observeFinal re-reads a pod that ended on its own (Succeeded or Failed,
+// or a plan that ended it: endOfPod) once teardown has stopped what still
+// ran, and makes that its last status, as the kubelet's SyncTerminatingPod
+// writes the final status after killPod: sidecars stopped after the
+// regular containers show how they ended, and the stopped sandbox makes
+// PodReadyToStartContainers False (PodSandboxNotReady). A pod whose wait
+// ended otherwise (ready, timeout, signal) keeps the status it had then,
+// which says why it was not done.
 func (p *podRun) observeFinal(ctx context.Context) {
-	if p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
+	if !p.ended && p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
 	if err := p.r.obs.poll(ctx); err != nil {
@@ -156,10 +158,27 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			return OutcomeWaiting, nil
 		}
 		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
-		if actions.KillPod && !actions.CreateSandbox {
+		switch endOfPod(actions, p.observed, p.ended) {
+		case podEndKill:
+			// The plan ends the pod while a container runs (a probe
+			// failed under Never): kill it, then read the pod again, so
+			// that the wait ends on the kill's outcome (wait.go).
+			if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
+				if ctx.Err() != nil {
+					return OutcomeWaiting, nil
+				}
+				return OutcomeError, err
+			}
+			p.ended = true
+			if err := p.r.obs.poll(ctx); err != nil && ctx.Err() == nil {
+				return OutcomeError, fmt.Errorf("observing the runtime: %w", err)
+			}
+			continue
+		case podEnded:
 			// Nothing runs and nothing will: the pod is over. Only a pod
 			// whose containers all succeeded reached its goal; one whose
 			// sandbox died before its containers ran did not.
+			p.ended = true
 			if p.apiStatus.Phase == v1.PodSucceeded {
 				return OutcomeReached, nil
 			}

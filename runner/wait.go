@@ -108,3 +108,45 @@ func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) Outcome
 	}
 	return OutcomeWaiting
 }
+
+// podEnd is what a sync does with its plan: act on it, or end the pod.
+type podEnd int
+
+const (
+	podGoesOn  podEnd = iota // the plan does not end the pod: act on it
+	podEndKill               // the plan ends the pod and a container still runs: kill the pod, then read its status again
+	podEnded                 // the plan ends the pod and nothing runs: the wait is over
+)
+
+// String names the decision, for tests.
+func (e podEnd) String() string {
+	return [...]string{"goes on", "kill", "ended"}[e]
+}
+
+// endOfPod decides whether a sync's plan ends the pod and how. A plan
+// that kills the pod without a new sandbox (KillPod without CreateSandbox)
+// ends it: nothing will run in it again. When a container still runs
+// (one a liveness or startup probe failed under restartPolicy Never,
+// which the plan does not restart; one left in a sandbox that died), the
+// pod is killed first, as the kubelet's SyncPod step 2 does
+// (killPodWithSyncResult: every container with the pod's grace period,
+// then the sandbox), and its status read again: the final status is the
+// kill's outcome (the container terminated, 137 for one that waits out
+// SIGTERM; the pod Failed), and podrun's exit status the killed
+// container's. killed says the run has killed the pod for its end
+// already: the pod is over then, whatever the runtime still reports (no
+// second kill, no loop). Without a running container the pod is over.
+func endOfPod(a podActions, st *runtimeStatus, killed bool) podEnd {
+	if !a.KillPod || a.CreateSandbox {
+		return podGoesOn
+	}
+	if killed {
+		return podEnded
+	}
+	for _, c := range st.Containers {
+		if c.State == stateRunning {
+			return podEndKill
+		}
+	}
+	return podEnded
+}

@@ -114,3 +114,109 @@ func TestWaitOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestEndOfPod decides, from the plan one sync computes, whether the run
+// acts on it, kills the pod first or is over. Each case starts from the
+// plan tests' "everything running" (basePlanPod, baseStatus) under
+// restartPolicy Never and changes it.
+func TestEndOfPod(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*v1.Pod, *runtimeStatus, *probeResults)
+		killed bool // the run has killed the pod for its end already
+		want   podEnd
+	}{
+		{
+			name:   "everything running: act on the plan",
+			mutate: func(*v1.Pod, *runtimeStatus, *probeResults) {},
+			want:   podGoesOn,
+		},
+		{
+			name: "one of two containers fails its liveness probe under Never: killed alone, the other runs on",
+			mutate: func(_ *v1.Pod, _ *runtimeStatus, pr *probeResults) {
+				pr.Liveness["app1-0"] = probeFailure
+			},
+			want: podGoesOn,
+		},
+		{
+			name: "the only running container fails its startup probe under Never: kill the pod, then read it again",
+			mutate: func(_ *v1.Pod, s *runtimeStatus, pr *probeResults) {
+				setState(s, "app2", stateExited, 0)
+				pr.Startup["app1-0"] = probeFailure
+			},
+			want: podEndKill,
+		},
+		{
+			name: "both containers fail their liveness probes under Never, the sidecar runs: kill the pod",
+			mutate: func(_ *v1.Pod, _ *runtimeStatus, pr *probeResults) {
+				pr.Liveness["app1-0"], pr.Liveness["app2-0"] = probeFailure, probeFailure
+			},
+			want: podEndKill,
+		},
+		{
+			name: "killed already and the runtime still says running: over, no second kill",
+			mutate: func(_ *v1.Pod, s *runtimeStatus, pr *probeResults) {
+				setState(s, "app2", stateExited, 0)
+				pr.Startup["app1-0"] = probeFailure
+			},
+			killed: true,
+			want:   podEnded,
+		},
+		{
+			name: "the kill observed: the container exited 137, the sandbox stopped, nothing runs: over",
+			mutate: func(_ *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				setState(s, "app1", stateExited, 137)
+				setState(s, "app2", stateExited, 0)
+				setState(s, "sidecar", stateExited, 137)
+				s.Sandboxes[0].Ready = false
+			},
+			killed: true,
+			want:   podEnded,
+		},
+		{
+			name: "the sandbox died under Never after the containers ran, nothing runs: over",
+			mutate: func(_ *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				for _, c := range s.Containers {
+					c.State = stateExited
+				}
+				s.Sandboxes[0].Ready = false
+			},
+			want: podEnded,
+		},
+		{
+			name: "the sandbox died under Never with a container still running: kill it first",
+			mutate: func(_ *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				s.Sandboxes[0].Ready = false
+			},
+			want: podEndKill,
+		},
+		{
+			name: "the sandbox died under Always: a new one is made, the run goes on",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyAlways
+				s.Sandboxes[0].Ready = false
+			},
+			want: podGoesOn,
+		},
+		{
+			name: "a failed startup probe under OnFailure restarts the container: the run goes on",
+			mutate: func(p *v1.Pod, _ *runtimeStatus, pr *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+				pr.Startup["app1-0"], pr.Startup["app2-0"] = probeFailure, probeFailure
+			},
+			want: podGoesOn,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod, st := basePlanPod(), baseStatus()
+			pod.Spec.RestartPolicy = v1.RestartPolicyNever
+			pr := probeResults{Liveness: map[string]probeResult{}, Readiness: map[string]probeResult{}, Startup: map[string]probeResult{}}
+			tc.mutate(pod, st, &pr)
+			a := computePodActions(planInput{Pod: pod, Status: st, Probes: pr})
+			if got := endOfPod(a, st, tc.killed); got != tc.want {
+				t.Errorf("endOfPod = %s, want %s (plan %+v)", got, tc.want, a)
+			}
+		})
+	}
+}
