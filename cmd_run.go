@@ -263,7 +263,11 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode func() int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
+			reason := ""
+			if p.Status.Reason != "" {
+				reason = ", reason " + p.Status.Reason // DeadlineExceeded
+			}
+			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s%s)", p.Pod.Name, p.Outcome, p.Status.Phase, reason))
 		}
 	}
 	if output != "text" {

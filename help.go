@@ -51,6 +51,7 @@ const exitStatusHelp = `Exit status:
   0        every pod reached the wait condition (Succeeded, or Ready)
   1-255    a pod failed: the exit code of its first failed container
            (spec order, init containers first)
+  123      a pod's activeDeadlineSeconds passed (reason DeadlineExceeded)
   124      --timeout expired
   125      podrun could not run the pods (usage, manifest, runtime, node,
            admission, image pull, volumes, teardown, container output lost)

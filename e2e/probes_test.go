@@ -83,6 +83,39 @@ func TestE2EProbeStartupGatesLivenessAndReadiness(t *testing.T) {
 	}
 }
 
+// A container a failed startup or liveness probe kills under restartPolicy
+// Never: the run ends on the kill's outcome, as on kubelet v1.37.2 (the
+// container terminated 137, reason Error; the pod Failed), and podrun exits
+// with the container's 137. It ended "failed (phase Running)" with the
+// container running and exit 1 before.
+func TestE2EProbeKillUnderNeverEndsWithTheKill(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, event string }{
+		{"probes/startup-never.yaml", "Startup probe failed"},
+		{"probes/liveness-never.yaml", "Liveness probe failed"},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			r := e.runPodrun([]string{"-o", "json", "--timeout", "60s", "-f", testdata(tc.file)}, "")
+			expectCode(t, r, 137)
+			p := parsePod(t, r.stdout)
+			if p.Status.Phase != v1.PodFailed {
+				t.Errorf("phase %s, want Failed\n%s", p.Status.Phase, r)
+			}
+			cs := containerStatus(t, p, "c")
+			if term := cs.State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != "Error" || cs.RestartCount != 0 {
+				t.Errorf("container c %+v, restartCount %d; want terminated 137 (Error), not restarted\n%s", cs.State, cs.RestartCount, r)
+			}
+			for _, s := range []string{tc.event, "Killing: Stopping container c", "failed (phase Failed)"} {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q\n%s", s, r)
+				}
+			}
+		})
+	}
+}
+
 func TestE2EHookPostStartWritesAFileTheMainProcessReads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

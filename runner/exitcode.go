@@ -8,19 +8,20 @@ import (
 
 // Exit statuses of podrun besides a failed container's own exit code.
 const (
-	ExitOK          = 0
-	ExitTimeout     = 124 // --timeout expired (as timeout(1))
-	ExitPodrunError = 125 // podrun could not run the pods
-	ExitSIGHUP      = 129 // after SIGHUP (the terminal is gone), once torn down
-	ExitSIGINT      = 130
-	ExitSIGPIPE     = 141 // podrun's stdout or stderr lost its reader (EPIPE), once torn down
-	ExitSIGTERM     = 143
+	ExitOK               = 0
+	ExitDeadlineExceeded = 123 // a pod's activeDeadlineSeconds passed (reason DeadlineExceeded): the pod failed
+	ExitTimeout          = 124 // --timeout expired (as timeout(1))
+	ExitPodrunError      = 125 // podrun could not run the pods
+	ExitSIGHUP           = 129 // after SIGHUP (the terminal is gone), once torn down
+	ExitSIGINT           = 130
+	ExitSIGPIPE          = 141 // podrun's stdout or stderr lost its reader (EPIPE), once torn down
+	ExitSIGTERM          = 143
 )
 
 // exitCode decides podrun's exit status from every pod's outcome:
 // a podrun error (125) first, then an interruption (129, 130, 141 or 143),
-// then the first failed pod's first failed container, then a timeout
-// (124), else 0.
+// then the first failed pod's: 123 when its deadline passed, else its
+// first failed container's exit code; then a timeout (124), else 0.
 func exitCode(results []PodResult, interruptCode int) int {
 	for _, r := range results {
 		if r.Outcome == OutcomeError {
@@ -32,6 +33,9 @@ func exitCode(results []PodResult, interruptCode int) int {
 	}
 	for _, r := range results {
 		if r.Outcome == OutcomeFailed {
+			if r.Status.Reason == ReasonDeadlineExceeded {
+				return ExitDeadlineExceeded
+			}
 			return failedContainerExitCode(r.Pod, r.Status)
 		}
 	}

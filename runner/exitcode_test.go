@@ -24,6 +24,12 @@ func withSidecar(r PodResult) PodResult {
 	return r
 }
 
+// pastDeadline makes a failed result one whose activeDeadlineSeconds passed.
+func pastDeadline(r PodResult) PodResult {
+	r.Status.Reason, r.Status.Message = ReasonDeadlineExceeded, messageDeadlineExceeded
+	return r
+}
+
 func result(o Outcome) PodResult {
 	return PodResult{Pod: &v1.Pod{}, Outcome: o}
 }
@@ -66,6 +72,29 @@ func TestExitCode(t *testing.T) {
 		{"a sidecar stopped at teardown does not count", []PodResult{
 			withSidecar(failedResult([]v1.ContainerStatus{cstatus("i", exited(143))}, []v1.ContainerStatus{cstatus("a", exited(4))})),
 		}, 0, 4},
+		{"a pod past its deadline: 123, not its killed container's 137", []PodResult{
+			pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(137)), cstatus("b", exited(0))})),
+		}, 0, ExitDeadlineExceeded},
+		{"a pod past its deadline whose containers exited 0 on SIGTERM: 123", []PodResult{
+			pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))})),
+		}, 0, ExitDeadlineExceeded},
+		{"a pod past its deadline killed in its init container: 123", []PodResult{
+			pastDeadline(failedResult([]v1.ContainerStatus{cstatus("i", exited(137))}, []v1.ContainerStatus{cstatus("a", waiting(reasonPodInitializing))})),
+		}, 0, ExitDeadlineExceeded},
+		{"the first failed pod decides: a container's code before a later deadline", []PodResult{
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(5))}),
+			pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(137))})),
+		}, 0, 5},
+		{"the first failed pod decides: a deadline before a later container's code", []PodResult{
+			pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(137))})),
+			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(5))}),
+		}, 0, ExitDeadlineExceeded},
+		{"an interruption wins over a deadline", []PodResult{
+			pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(137))})), result(OutcomeInterrupted),
+		}, ExitSIGTERM, ExitSIGTERM},
+		{"a deadline wins over a timeout", []PodResult{
+			result(OutcomeTimeout), pastDeadline(failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(137))})),
+		}, 0, ExitDeadlineExceeded},
 		{"a failed pod without a non-zero exit code: 1", []PodResult{
 			failedResult(okInit, []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", waiting(reasonContainerCreating))}),
 		}, 0, 1},

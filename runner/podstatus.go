@@ -51,6 +51,10 @@ type statusInput struct {
 	// Terminal is set once podrun has stopped the pod (kubelet: the pod is
 	// terminal), so that every container ending counts as final.
 	Terminal bool
+	// Failure, when set, fails the pod whatever its containers say, with
+	// its reason and message (a deadline passed: deadline.go), as a
+	// kubelet sync handler's eviction does in generateAPIPodStatus.
+	Failure *podFailure
 }
 
 // podStatusFor generates the v1.PodStatus the kubelet would report
@@ -84,6 +88,11 @@ func podStatusFor(in statusInput) v1.PodStatus {
 	out.InitContainerStatuses = containerStatusesFor(in, pod.Spec.InitContainers, hasInit, true)
 	out.ContainerStatuses = containerStatusesFor(in, pod.Spec.Containers, hasInit, false)
 	out.Phase = podPhase(pod, out.InitContainerStatuses, out.ContainerStatuses, in.Terminal)
+	if f := in.Failure; f != nil {
+		// Before the conditions, which follow the phase (ContainersReady
+		// and Ready False with reason PodFailed).
+		out.Phase, out.Reason, out.Message = v1.PodFailed, f.Reason, f.Message
+	}
 
 	// The kubelet's order: PodReadyToStartContainers, Initialized, Ready,
 	// ContainersReady, PodScheduled.

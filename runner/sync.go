@@ -29,9 +29,10 @@ type podRun struct {
 	backoff   backOff                                 // container restarts, by container name
 	images    podImages                               // what the run knows of the pod's images (image.go)
 	startTime time.Time
-	started   bool // the first sync has started the pod
-	terminal  bool // podrun has stopped the pod: every container ending is final
-	ended     bool // the plan ended the pod (endOfPod): it is over, whatever its phase said
+	started   bool        // the first sync has started the pod
+	terminal  bool        // podrun has stopped the pod: every container ending is final
+	ended     bool        // the plan ended the pod (endOfPod): it is over, whatever its phase said
+	failure   *podFailure // why the pod failed when not by its containers (its deadline passed); nil while it has not
 	wake      <-chan struct{}
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
@@ -98,7 +99,7 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
 		Pod: p.pod, Status: p.observed, Reasons: p.reasons, Probes: p.probes,
 		RuntimeName: p.r.facts.RuntimeName, HostIP: p.r.facts.HostIP, StartTime: p.startTime,
-		Terminal: p.terminal,
+		Terminal: p.terminal, Failure: p.failure,
 	})
 	now := metav1.NewTime(p.r.now())
 	for i := range st.Conditions {
@@ -142,7 +143,9 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 	p.prober = newPodProber(p.pod, p.r.rt, p.event, p.r.now)
 	p.prober.start(ctx)
 	defer p.prober.stop()
+	deadline := ActiveDeadline(p.pod.Spec.ActiveDeadlineSeconds, p.startTime)
 	for {
+		p.checkDeadline()
 		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 		p.logs.update(p.observed)
 		p.probes = p.prober.snapshot()
@@ -209,9 +212,20 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		p.apiStatus = p.generateAPIStatus()
 		p.reportStatus()
 		p.recordStatus(nil)
-		if !p.sleep(ctx, nextWake) {
+		if !p.sleep(ctx, earliest(nextWake, deadline)) {
 			return OutcomeWaiting, nil
 		}
+	}
+}
+
+// checkDeadline fails the pod once its active deadline has passed
+// (deadline.go), with the kubelet's event (Normal, DeadlineExceeded, its
+// message), once: the status generated from then on is Failed, which ends
+// the wait, and teardown kills what runs.
+func (p *podRun) checkDeadline() {
+	if p.failure == nil && PastActiveDeadline(p.pod.Spec.ActiveDeadlineSeconds, p.startTime, p.r.now()) {
+		p.failure = deadlineFailure
+		p.event(ReasonDeadlineExceeded, "%s", messageDeadlineExceeded)
 	}
 }
 

@@ -123,6 +123,11 @@ func podSuite(in Run, pr runner.PodResult) Testsuite {
 //   - ended with a non-zero exit code: a <failure> typed with the reason
 //     (Error, OOMKilled, ...), with the exit code, the message and the last
 //     lines of its log.
+//   - killed when the pod's activeDeadlineSeconds passed (the pod failed
+//     with reason DeadlineExceeded, and the container, not a sidecar, ran
+//     until the deadline or after it): a <failure> typed DeadlineExceeded,
+//     whatever its exit code, with the pod's message and the last lines
+//     of its log. One that never started is skipped, saying so.
 //   - running, or waiting to restart, when the run timed out or was
 //     interrupted (a sidecar excepted): an <error> typed Timeout or
 //     Interrupted, with the last lines of its log; otherwise passed.
@@ -170,6 +175,9 @@ func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.Co
 		runner.OutcomeTimeout:     {Type: typeTimeout, Message: "the run timed out (--timeout)"},
 		runner.OutcomeInterrupted: {Type: typeInterrupted, Message: "podrun was interrupted (" + signal + ")"},
 	}[pr.Outcome]
+	deadline := deadlinePassed(pr)
+	killedAtDeadline := !deadline.IsZero() && c.Kind != runner.KindSidecar &&
+		(running != nil || term != nil && !term.FinishedAt.Time.Before(deadline))
 
 	switch {
 	case running == nil && term == nil: // never started
@@ -188,16 +196,24 @@ func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.Co
 			tc.Error.Text = tc.Error.Message + "\n"
 		case cutShort != nil:
 			tc.Skipped = &Skipped{Message: "not started: " + cutShort.Message}
+		case !deadline.IsZero():
+			tc.Skipped = &Skipped{Message: "not started: the pod's activeDeadlineSeconds passed first (" + runner.ReasonDeadlineExceeded + ")"}
 		case pr.Outcome == runner.OutcomeFailed:
 			tc.Skipped = &Skipped{Message: "not started: the pod failed first"}
 		default:
 			tc.Skipped = &Skipped{Message: "not started when the wait ended"}
 		}
-	case term != nil && term.ExitCode != 0 && c.Kind != runner.KindSidecar:
-		typ := term.Reason
-		if typ == "" {
-			typ = "Error"
+	case killedAtDeadline:
+		what, text := "still running", ""
+		if term != nil {
+			what = fmt.Sprintf("exited with code %d (%s)", term.ExitCode, orError(term.Reason))
+			text = fmt.Sprintf("exit code: %d\n", term.ExitCode)
 		}
+		tc.Failure = &Problem{Type: runner.ReasonDeadlineExceeded,
+			Message: fmt.Sprintf("killed when the pod's activeDeadlineSeconds (%d s) passed: %s", *pr.Pod.Spec.ActiveDeadlineSeconds, what),
+			Text:    fmt.Sprintf("reason: %s\nmessage: %s\n", pr.Status.Reason, pr.Status.Message) + text + logs}
+	case term != nil && term.ExitCode != 0 && c.Kind != runner.KindSidecar:
+		typ := orError(term.Reason)
 		msg := fmt.Sprintf("exited with code %d (%s)", term.ExitCode, typ)
 		if term.Message != "" {
 			msg += ": " + term.Message
@@ -219,6 +235,24 @@ func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.Co
 		tc.Error.Text = tc.Error.Message + "\n" + logs
 	}
 	return tc
+}
+
+// orError is a terminated container's reason, Error when it has none.
+func orError(reason string) string {
+	if reason == "" {
+		return "Error"
+	}
+	return reason
+}
+
+// deadlinePassed is when the pod's activeDeadlineSeconds passed, when the
+// pod failed by it (reason DeadlineExceeded); else the zero time.
+func deadlinePassed(pr runner.PodResult) time.Time {
+	st := pr.Status
+	if pr.Outcome != runner.OutcomeFailed || st.Reason != runner.ReasonDeadlineExceeded || st.StartTime == nil {
+		return time.Time{}
+	}
+	return runner.ActiveDeadline(pr.Pod.Spec.ActiveDeadlineSeconds, st.StartTime.Time)
 }
 
 // caseName names a container's testcase: init containers and sidecars

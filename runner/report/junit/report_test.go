@@ -60,6 +60,12 @@ func statuses(setup, logger, web v1.ContainerState) v1.PodStatus {
 	}
 }
 
+// pastDeadline is st of a pod whose activeDeadlineSeconds passed.
+func pastDeadline(st v1.PodStatus) v1.PodStatus {
+	st.Phase, st.Reason, st.Message = v1.PodFailed, runner.ReasonDeadlineExceeded, "Pod was active on the node longer than the specified deadline"
+	return st
+}
+
 // caseVerdict is a testcase's outcome in a word and its type or message.
 func caseVerdict(c junit.Testcase) string {
 	switch {
@@ -119,6 +125,17 @@ func TestJUnitReport(t *testing.T) {
 				return st
 			}(), nil, 0,
 			[]string{"passed", "passed", "failure Error: exited with code 2 (Error); then CrashLoopBackOff: back-off 10s restarting failed container=web"}, nil},
+		{"past its deadline: the running container killed at it fails as DeadlineExceeded, whatever its exit code", runner.OutcomeFailed,
+			pastDeadline(statuses(ended(0, "Completed", "", 1, 2), ended(143, "Error", "", 1.5, 9), ended(137, "Error", "", 2, 6))), nil, 0,
+			[]string{"passed", "passed", "failure DeadlineExceeded: killed when the pod's activeDeadlineSeconds (3 s) passed: exited with code 137 (Error)"}, nil},
+		{"past its deadline: one that exited 0 on SIGTERM fails too, one that ended before passes", runner.OutcomeFailed,
+			pastDeadline(statuses(ended(0, "Completed", "", 1, 2), ended(143, "Error", "", 1.5, 9), ended(0, "Completed", "", 2, 5))), nil, 0,
+			[]string{"passed", "passed", "failure DeadlineExceeded: killed when the pod's activeDeadlineSeconds (3 s) passed: exited with code 0 (Completed)"}, nil},
+		{"past its deadline in the init container: the rest never started", runner.OutcomeFailed,
+			pastDeadline(statuses(ended(137, "Error", "", 1, 6), waitingFor("PodInitializing", ""), waitingFor("PodInitializing", ""))), nil, 0,
+			[]string{"failure DeadlineExceeded: killed when the pod's activeDeadlineSeconds (3 s) passed: exited with code 137 (Error)",
+				"skipped: not started: the pod's activeDeadlineSeconds passed first (DeadlineExceeded)",
+				"skipped: not started: the pod's activeDeadlineSeconds passed first (DeadlineExceeded)"}, nil},
 		{"an image that cannot be pulled", runner.OutcomeError,
 			statuses(ended(0, "Completed", "", 1, 2), runningSince(1.5), waitingFor("ErrImagePull", "not found")), errors.New("ErrImagePull: not found"), 0,
 			[]string{"passed", "passed", "error ErrImagePull: ErrImagePull: not found"}, nil},
@@ -133,6 +150,10 @@ func TestJUnitReport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := junitPod()
+			if tc.status.Reason == runner.ReasonDeadlineExceeded {
+				three := int64(3) // from the start at 1 s: the deadline passes at 4 s
+				pod.Spec.ActiveDeadlineSeconds = &three
+			}
 			res := &runner.Result{Pods: []runner.PodResult{{Pod: pod, Status: tc.status, Outcome: tc.outcome, Err: tc.err, Logs: logs}}}
 			doc := junit.Report(junit.Run{Pods: []*v1.Pod{pod}, Result: res, Interrupt: tc.interrupt,
 				NodeName: "node1", Start: t0, End: t0.Add(10 * time.Second)})
