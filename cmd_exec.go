@@ -162,29 +162,11 @@ func execStream(ctx context.Context, rt runner.Runtime, t runner.ExecTarget, cmd
 	if err != nil {
 		return 0, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return 0, fmt.Errorf("the runtime's streaming URL %q is not one podrun can reach", raw)
-	}
-	// The runtime's streaming server may serve TLS with its own
-	// certificate (containerd's enable_tls_streaming), as crictl accepts it.
-	exec, err := remotecommand.NewSPDYExecutor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "POST", u)
-	if err != nil {
-		return 0, err
-	}
 	opts := remotecommand.StreamOptions{Stdin: in, Stdout: stdout, Stderr: stderr, Tty: tty}
 	if tty {
 		opts.Stderr = nil
-		state, err := term.MakeRaw(termFd)
-		if err != nil {
-			return 0, fmt.Errorf("putting the terminal in raw mode: %w", err)
-		}
-		defer term.Restore(termFd, state)
-		sizes := watchSize(ctx, termFd)
-		defer sizes.stop()
-		opts.TerminalSizeQueue = sizes
 	}
-	err = exec.StreamWithContext(ctx, opts)
+	err = streamSession(ctx, raw, opts, termFd)
 	var exit utilexec.ExitError
 	switch {
 	case err == nil:
@@ -193,6 +175,34 @@ func execStream(ctx context.Context, rt runner.Runtime, t runner.ExecTarget, cmd
 		return exit.ExitStatus(), nil
 	}
 	return 0, fmt.Errorf("running %q in container %s of pod %s: %w", cmd, t.Container, t.Pod, err)
+}
+
+// streamSession runs the session the runtime's streaming server serves at
+// raw, the URL CRI Exec or Attach returned, through remotecommand over
+// SPDY. With opts.Tty, termFd is put in raw mode (restored however the
+// session ends) and its size followed (SIGWINCH).
+func streamSession(ctx context.Context, raw string, opts remotecommand.StreamOptions, termFd int) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the runtime's streaming URL %q is not one podrun can reach", raw)
+	}
+	// The runtime's streaming server may serve TLS with its own
+	// certificate (containerd's enable_tls_streaming), as crictl accepts it.
+	exec, err := remotecommand.NewSPDYExecutor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "POST", u)
+	if err != nil {
+		return err
+	}
+	if opts.Tty {
+		state, err := term.MakeRaw(termFd)
+		if err != nil {
+			return fmt.Errorf("putting the terminal in raw mode: %w", err)
+		}
+		defer term.Restore(termFd, state)
+		sizes := watchSize(ctx, termFd)
+		defer sizes.stop()
+		opts.TerminalSizeQueue = sizes
+	}
+	return exec.StreamWithContext(ctx, opts)
 }
 
 // sizeQueue is the terminal's size for remotecommand: its size at the
