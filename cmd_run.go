@@ -33,19 +33,27 @@ func runCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name: "run", Usage: "run pods from manifests until they complete or are ready, then tear them down",
 		UsageText: `podrun run [flags] -f SOURCE...
+podrun run NAME --image IMAGE [flags] [-- COMMAND [ARG...]]
 
 # a job pod: stream its logs, exit with its status, give up after 10 minutes
 podrun run --timeout 10m -f job.yaml
 # every manifest of a directory, left running once Ready
-podrun run -d --wait=ready -f manifests/`,
-		Flags:  runFlags(),
-		Action: func(c *cli.Context) error { return runAction(c, stdin, stdout, stderr) },
+podrun run -d --wait=ready -f manifests/
+# the job pod with the image this build made
+podrun run --image tests=registry.example.com/app-tests:1.5 -f job.yaml
+# a pod without a manifest, as kubectl run: stdin piped in, exit with the command's status
+podrun run t -i --image busybox -- wc -c
+# the pod kubectl run would create, as a manifest
+podrun run web --image nginx --port 80 --dry-run=client -o yaml`,
+		UseShortOptionHandling: true,
+		Flags:                  runFlags(),
+		Action:                 func(c *cli.Context) error { return runAction(c, true, stdin, stdout, stderr) },
 	}
 }
 
 // runFlags are the run command's flags, by what they are about.
 func runFlags() []cli.Flag {
-	return slices.Concat(runtimeFlags(), inputFlags(), outputFlags(), nodeFlags(), staticPodFlags())
+	return slices.Concat(runtimeFlags(), inputFlags(), podFlags(), outputFlags(), nodeFlags(), staticPodFlags())
 }
 
 // inputFlags say where the manifests come from.
@@ -71,8 +79,7 @@ func outputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
 			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
-		&cli.BoolFlag{Name: "dry-run", Category: catOutput,
-			Usage: "decode, default, validate and admit the pods without running them (the runtime, when one answers, is asked for its cgroup driver alone) and print a summary, or with -o json|yaml the CRI configs a run would send, secrets masked (as 'podrun validate')"},
+		dryRunFlag(),
 		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
 			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
 	}
@@ -121,8 +128,12 @@ func staticPodFlags() []cli.Flag {
 	}
 }
 
-func runAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runWith(runFlagsOf(c), stdin, stdout, stderr)
+// runAction is podrun's and podrun run's action; nameAllowed: the
+// command takes NAME, the pod to generate (podrun run).
+func runAction(c *cli.Context, nameAllowed bool, stdin io.Reader, stdout, stderr io.Writer) error {
+	f := runFlagsOf(c)
+	f.NameAllowed = nameAllowed
+	return runWith(f, stdin, stdout, stderr)
 }
 
 // runWith runs the pods the flags name, in steps: the configuration
@@ -152,11 +163,36 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 			return podrunError(err)
 		}
 	}
+	if cfg.PrintManifests {
+		return printManifests(stdout, cfg.Output, set)
+	}
+	at, err := attachTarget(cfg, set, stdin, stderr)
+	if err != nil {
+		return podrunError(err)
+	}
 	if cfg.DryRun {
 		return dryRun(in.ctx, cfg, set, stdout, stderr, in.exitCode)
 	}
 	limitMemory()
-	return runPods(cfg, set, in, jr, stdout, stderr)
+	return runPods(cfg, set, at, in, jr, stdout, stderr)
+}
+
+// printManifests is --dry-run=client: the pods as manifests, overrides
+// applied, before defaults (a v1.Pod, or a v1.List for several), as YAML
+// unless -o json.
+func printManifests(stdout io.Writer, output string, set *sources.Set) error {
+	pods := objectsOf(set.Pods, func(p *sources.Pod) *v1.Pod { return podlist.WithKind(p.Manifest) })
+	if output != "json" {
+		output = "yaml"
+	}
+	var obj any = podlist.List(pods)
+	if len(pods) == 1 {
+		obj = pods[0]
+	}
+	if err := writeObject(stdout, output, obj); err != nil {
+		return podrunError(err)
+	}
+	return nil
 }
 
 // runInterrupts is what interrupts a run: a signal, or a write to a stdout
@@ -176,8 +212,17 @@ func readManifests(ctx context.Context, cfg runConfig, stdin io.Reader, sigCode 
 	if cfg.DryRun {
 		seen = time.Time{}
 	}
-	set, err := sources.Load(ctx, cfg.Sources, sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
-		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: seen})
+	opts := sources.Options{Stdin: stdin, HTTPHeaders: cfg.Headers, HTTPCAFile: cfg.ManifestURLCA,
+		NodeName: cfg.NodeName, StaticPodNames: cfg.StaticPodNames, Seen: seen,
+		Overrides: cfg.Pods.Overrides, KeepManifests: cfg.PrintManifests}
+	if cfg.Pods.RunPod != nil {
+		set, err := sources.DecodeRunPod(*cfg.Pods.RunPod, opts)
+		if err != nil {
+			return nil, podrunError(err)
+		}
+		return set, nil
+	}
+	set, err := sources.Load(ctx, cfg.Sources, opts)
 	if err != nil {
 		return nil, interrupted(err, sigCode)
 	}
@@ -197,7 +242,7 @@ func readManifests(ctx context.Context, cfg runConfig, stdin io.Reader, sigCode 
 // report of how the pods ended (report), or of the pods refused
 // (runFailed). An error about a pod names where it was read from
 // (withOrigins).
-func runPods(cfg runConfig, set *sources.Set, in *interrupts, jr *junitReport, stdout, stderr io.Writer) error {
+func runPods(cfg runConfig, set *sources.Set, at *attachment, in *interrupts, jr *junitReport, stdout, stderr io.Writer) error {
 	pods := setPods(set)
 	jr.setPods(pods)
 	rt, facts, err := connect(in.ctx, cfg, pods, in.exitCode)
@@ -210,9 +255,12 @@ func runPods(cfg runConfig, set *sources.Set, in *interrupts, jr *junitReport, s
 			return interrupted(err, in.exitCode)
 		}
 	}
-	out, stopLive := startOutputs(cfg, in, stdout, stderr)
+	out, stopLive := startOutputs(cfg, at.terminal(), in, stdout, stderr)
 	defer stopLive()
-	res, err := runner.Run(in.ctx, rt, facts, pods, wired(cfg.withManifests(set), out, in.force))
+	opts := wired(cfg.withManifests(set), out, in.force)
+	opts.Attach = at.start(rt, out)
+	res, err := runner.Run(in.ctx, rt, facts, pods, opts)
+	at.finish()
 	stopLive()
 	jr.setResult(res)
 	if err != nil {

@@ -49,7 +49,7 @@ podrun validate -o yaml -f pod.yaml`,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
 		Action: func(c *cli.Context) error {
 			f := runFlagsOf(c)
-			f.DryRun = true
+			f.DryRun, f.NameAllowed = true, true
 			return runWith(f, stdin, stdout, stderr)
 		},
 	}

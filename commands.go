@@ -189,7 +189,8 @@ func writeObject(w io.Writer, format string, obj any) error {
 // interspersed lets the flags of the commands that take PODs
 // (podArgCommands) come after POD, as kubectl takes them (`podrun logs
 // web -f`, `podrun exec web -c app -- sh`, `podrun ps web -o wide`,
-// `podrun down web -q`): it moves them in front of the command's
+// `podrun down web -q`), and those of podrun run after NAME (`podrun run
+// t -i --image busybox -- wc -c`, nameArgCommands): it moves them in front of the command's
 // arguments, up to a "--", after which everything is the command to run.
 // The flags of podrun itself before the command name are skipped over.
 func interspersed(app *cli.App, args []string) []string {
@@ -207,7 +208,7 @@ func interspersed(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
-	if _, takesPods := podArgCommands[cmd.Name]; !takesPods {
+	if _, takesPods := podArgCommands[cmd.Name]; !takesPods && !nameArgCommands[cmd.Name] {
 		return args
 	}
 	var flags, rest []string

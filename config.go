@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,12 +47,17 @@ type runFlagValues struct {
 	CNIBinDir            string
 	ImageCredentials     string
 	SeccompProfileRoot   string
-	DryRun               bool
+	DryRun               bool // --dry-run, any mode
+	DryRunClient         bool // --dry-run=client: print the pods as manifests
 	JUnit                string
 	StaticPodNames       bool
 	StaticPodStrict      bool
 	IgnoreRunningKubelet bool
 	KubeletHealthzURL    string
+	Pod                  podFlagValues // podflags.go
+	// NameAllowed: the command takes NAME, the pod to generate (podrun
+	// run and validate; podrun itself takes only -f).
+	NameAllowed bool
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -82,7 +88,9 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CNIBinDir:            str(c, "cni-bin-dir"),
 		ImageCredentials:     str(c, "image-credentials"),
 		SeccompProfileRoot:   str(c, "seccomp-profile-root"),
-		DryRun:               boolean(c, "dry-run"),
+		DryRun:               dryRunMode(c) != "",
+		DryRunClient:         dryRunMode(c) == dryRunClient,
+		Pod:                  podFlagsOf(c),
 		JUnit:                str(c, "junit"),
 		StaticPodNames:       boolean(c, "static-pod-names"),
 		StaticPodStrict:      boolean(c, "static-pod-strict"),
@@ -111,6 +119,14 @@ type runConfig struct {
 	// StaticPod: what a run with StaticPodNames checks first
 	// (staticPodChecks).
 	StaticPod staticPodChecks
+	// Pods: the pod podrun run NAME generates, or the overrides of the
+	// manifests' pods (podflags.go).
+	Pods podInput
+	// Attach (-i): podrun's stdin goes to the container with stdin: true;
+	// TTY (-t): as a terminal, when it is one (attach.go).
+	Attach, TTY bool
+	// PrintManifests (--dry-run=client): the pods are printed as manifests.
+	PrintManifests bool
 
 	Facts runner.FactsConfig
 	Run   runner.Config // what the flags say of the run; withManifests adds what the manifests bring, wired the wiring
@@ -120,7 +136,7 @@ type runConfig struct {
 // (os.ReadFile) reads the --image-credentials file. The checks run in
 // this order, and the first that fails is the error.
 func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runConfig, error) {
-	wait, err := checkRunUsage(f)
+	wait, pods, err := checkRunUsage(f)
 	if err != nil {
 		return runConfig{}, err
 	}
@@ -159,28 +175,39 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 		StaticPod: checks,
 		Facts:     factsConfig(f, node),
 		Run:       runnerConfig(f, wait, creds),
+		Pods:      pods, Attach: f.Pod.Stdin, TTY: f.Pod.TTY, PrintManifests: f.DryRunClient,
 	}, nil
 }
 
-// checkRunUsage checks what the run is given to run (no stray argument,
-// manifests with -f) and how it waits and prints (--wait, --output).
-func checkRunUsage(f runFlagValues) (runner.WaitMode, error) {
-	if len(f.Args) > 0 {
-		return "", fmt.Errorf("unexpected argument %q: manifests are given with -f (see podrun --help)", f.Args[0])
+// checkRunUsage checks what the run is given to run (manifests with -f,
+// or podrun run NAME, and the pod flags: newPodInput), where -i's stdin
+// comes from, and how it waits and prints (--wait, --output).
+func checkRunUsage(f runFlagValues) (runner.WaitMode, podInput, error) {
+	pods, err := newPodInput(f.Pod, f.Args, f.NameAllowed, f.Filenames)
+	if err != nil {
+		return "", podInput{}, err
 	}
-	if len(f.Filenames) == 0 {
-		return "", errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
+	if pods.RunPod == nil && len(f.Filenames) == 0 {
+		return "", podInput{}, errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
+	}
+	if f.Pod.Stdin {
+		switch {
+		case slices.Contains(f.Filenames, "-"):
+			return "", podInput{}, errors.New("-i streams podrun's stdin into a container; -f - reads the manifests from it")
+		case f.Detach:
+			return "", podInput{}, errors.New("-i streams podrun's stdin into a container while podrun runs it; -d leaves it running without")
+		}
 	}
 	wait, err := runner.ParseWaitMode(f.Wait)
 	if err != nil {
-		return "", err
+		return "", podInput{}, err
 	}
 	switch f.Output {
 	case "text", "json", "yaml":
 	default:
-		return "", fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
+		return "", podInput{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
 	}
-	return wait, nil
+	return wait, pods, nil
 }
 
 // absDirs makes the dirs of f absolute. The runtime is handed paths below

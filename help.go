@@ -33,6 +33,7 @@ import (
 // The flag categories, in the order help lists them.
 const (
 	catInput    = "Input"
+	catPod      = "Pod"
 	catRuntime  = "Runtime"
 	catOutput   = "Wait and output"
 	catNode     = "Node"
@@ -40,7 +41,7 @@ const (
 	catSecurity = "Security"
 )
 
-var flagCategories = []string{catInput, catRuntime, catOutput, catNode, catNetwork, catSecurity}
+var flagCategories = []string{catInput, catPod, catRuntime, catOutput, catNode, catNetwork, catSecurity}
 
 // helpWidth is the width help text is wrapped to.
 const helpWidth = 80

@@ -61,7 +61,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:   stderr,
 		Reader:      stdin,
 		Flags:       appFlags,
-		Action:      runCmd.Action,
+		Action:      func(c *cli.Context) error { return runAction(c, false, stdin, stdout, stderr) },
 		Commands: []*cli.Command{
 			runCmd,
 			psCommand(stdout, stderr),

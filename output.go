@@ -47,9 +47,16 @@ func plainOutputs(cfg runConfig, stdout, stderr io.Writer) runOutputs {
 // startOutputs wires a run's outputs: podrun's stdout and stderr guarded
 // (guardOutputs), the progress live on a terminal (startLiveProgress). It
 // returns them and what stops the live status.
-func startOutputs(cfg runConfig, in *interrupts, stdout, stderr io.Writer) (runOutputs, func()) {
+func startOutputs(cfg runConfig, terminal bool, in *interrupts, stdout, stderr io.Writer) (runOutputs, func()) {
 	guardedOut, guardedErr := guardOutputs(in, stdout, stderr)
-	return startLiveProgress(plainOutputs(cfg, guardedOut, guardedErr), stderr)
+	out := plainOutputs(cfg, guardedOut, guardedErr)
+	if terminal {
+		// -t's terminal is the container's: no live status redraws it, and
+		// what podrun and the other containers write there ends its lines
+		// with \r\n, as the terminal in raw mode needs.
+		return rawTerminalOutputs(out, guardedErr), func() {}
+	}
+	return startLiveProgress(out, stderr)
 }
 
 // liveInterval is how often the live status redraws its clocks.

@@ -84,14 +84,32 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	}
 	delete(p.reasons, c.Name)
 	p.event("Started", "Started container %s", c.Name)
-	// Its output shows from now on, while the hook below runs (logs.go).
-	if cfg.GetLogPath() != "" && sandboxCfg.GetLogDirectory() != "" {
+	// Its output shows from now on, while the hook below runs (logs.go),
+	// unless it comes through -i's attach.
+	if !p.attach(id, c) && cfg.GetLogPath() != "" && sandboxCfg.GetLogDirectory() != "" {
 		p.logs.started(id, c.Name, filepath.Join(sandboxCfg.GetLogDirectory(), cfg.GetLogPath()))
 	}
 	// The postStart hook runs synchronously; if it fails the container is
 	// killed, to be restarted by its restart policy (hooks.go).
 	p.postStart(hookCtx, id, c)
 	return true, time.Time{}, nil
+}
+
+// attach starts -i's attach (Wiring.Attach) to the container instance id,
+// just started, when it is the first instance of the container it names.
+// It reports whether the instance's output comes through the attach, so
+// that its log is not followed too.
+func (p *podRun) attach(id string, c *v1.Container) bool {
+	a := p.r.opts.Attach
+	if a == nil || p.attached || a.PodUID != p.pod.UID || a.Container != c.Name {
+		return false
+	}
+	p.attached = true
+	if a.Output {
+		p.logs.skip(id)
+	}
+	a.Start(id)
+	return a.Output
 }
 
 // restartBackOff is the kubelet's doBackOff for a container whose newest

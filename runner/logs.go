@@ -219,11 +219,21 @@ type logSet struct {
 	// runtime has not made yet, by container ID: followed from the next
 	// update that finds the file, or read at the end.
 	waiting map[string]*containerStatus
+	// skipped are the instances whose output comes through -i's attach
+	// (a terminal), by container ID: never followed.
+	skipped map[string]bool
 }
 
 func newLogSet(sink *logSink, podName string, multi bool) *logSet {
 	return &logSet{sink: sink, podName: podName, multi: multi,
-		tailers: map[string]*tailer{}, names: map[string]string{}, waiting: map[string]*containerStatus{}}
+		tailers: map[string]*tailer{}, names: map[string]string{}, waiting: map[string]*containerStatus{}, skipped: map[string]bool{}}
+}
+
+// skip never follows the instance id: its output comes another way.
+func (l *logSet) skip(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.skipped[id] = true
 }
 
 func (l *logSet) prefix(container string) string {
@@ -295,7 +305,7 @@ func (l *logSet) started(id, name, path string) {
 // follow starts the tailer of instance c unless it has one, and returns
 // it; nil while its log file is not there (c waits for it).
 func (l *logSet) follow(c *containerStatus) *tailer {
-	if t, ok := l.tailers[c.ID]; ok {
+	if t, ok := l.tailers[c.ID]; ok || l.skipped[c.ID] {
 		return t
 	}
 	if _, err := os.Stat(c.LogPath); errors.Is(err, os.ErrNotExist) {

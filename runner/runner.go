@@ -85,6 +85,24 @@ type Wiring struct {
 
 	// Owner identifies this process; zero means newOwner(Detach).
 	Owner Owner
+
+	// Attach, when set, is -i's attach to a container with stdin: true.
+	Attach *Attach
+}
+
+// Attach is -i: podrun's stdin streamed into one container of the run,
+// attached to the first instance of it that starts, once, as kubectl run
+// -i attaches once (its stdinOnce then closes the container's stdin when
+// the attach's stdin ends; a restarted instance gets none).
+type Attach struct {
+	PodUID    types.UID
+	Container string
+	// Output: the instance's output comes through the attach (a
+	// terminal), so the run does not also write it from its log.
+	Output bool
+	// Start attaches to the instance, just started; it returns at once
+	// and the attach goes on by itself (package main: attach.go).
+	Start func(containerID string)
 }
 
 // PodResult is how one pod's run ended.

@@ -37,6 +37,7 @@ type podRun struct {
 	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
 	probes    probeResults // the probe results last read from prober
 	logs      *logSet
+	attached  bool              // -i's attach has started (container.go attach)
 	logTails  map[string]string // the end of each container's log, read at teardown (logtail.go)
 	lostLogs  error             // container output the runtime could not write (loglost.go)
 

@@ -86,8 +86,12 @@ func isURL(s string) bool {
 // http:// or https:// URL means http, anything else is a file path.
 // Data with no documents gives an empty Set.
 func Decode(source string, data []byte, opts Options) (*Set, error) {
+	opts.matched = make([]bool, len(opts.Overrides.Images))
 	set, errs := decodeSource(sourceFor(source), data, opts)
 	errs = append(errs, checkDuplicates(set)...)
+	if len(errs) == 0 {
+		errs = opts.Overrides.unmatchedImages(set.Pods, opts.matched)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -477,7 +481,12 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Msg: "decoding", Err: err})
 		return
 	}
-	uid := objectUID(d.src.identity, o, d.opts.NodeName, raw)
+	var manifest *v1.Pod
+	var overridden []byte
+	if pod, ok := target.(*v1.Pod); ok {
+		manifest, overridden = d.override(pod)
+	}
+	uid := objectUID(d.src.identity, o, d.opts.NodeName, raw, overridden)
 	var errs field.ErrorList
 	switch obj := target.(type) {
 	case *v1.Pod:
@@ -512,10 +521,30 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		if !d.opts.Seen.IsZero() {
 			obj.Annotations[ConfigFirstSeenAnnotationKey] = d.opts.Seen.Format(configSeenLayout)
 		}
-		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o, GivenUID: givenUID})
+		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o, GivenUID: givenUID, Manifest: manifest})
 	case *v1.ConfigMap:
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
 	case *v1.Secret:
 		d.set.Secrets = append(d.set.Secrets, &Secret{Secret: obj, Origin: o})
 	}
+}
+
+// override applies the run's overrides (Options.Overrides) to a pod as
+// decoded, before its defaults. It returns the pod as it then stands when
+// the run keeps it (Options.KeepManifests, or overrides to report on),
+// and, when the overrides changed it, its JSON, which the UID then hashes:
+// another image or environment is another pod, as a changed file is.
+func (d *decoder) override(pod *v1.Pod) (manifest *v1.Pod, overridden []byte) {
+	ov := d.opts.Overrides
+	if !ov.empty() && ov.apply(pod, d.opts.matched) {
+		b, err := json.Marshal(pod)
+		if err != nil {
+			b = []byte(err.Error()) // never: a decoded pod marshals
+		}
+		overridden = b
+	}
+	if d.opts.KeepManifests || !ov.empty() {
+		manifest = pod.DeepCopy()
+	}
+	return manifest, overridden
 }

@@ -67,6 +67,7 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 	if err := checkHeaderNames(opts.HTTPHeaders); err != nil {
 		return nil, err
 	}
+	opts.matched = make([]bool, len(opts.Overrides.Images))
 	set := &Set{}
 	var errs []error
 	stdinUsed := false
@@ -96,6 +97,9 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 		}
 	}
 	errs = append(errs, checkDuplicates(set)...)
+	if len(errs) == 0 {
+		errs = opts.Overrides.unmatchedImages(set.Pods, opts.matched)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -35,6 +35,15 @@ type Options struct {
 	// this node whatever spec.nodeName says, and tolerates every NoExecute
 	// taint (staticPodDefaults).
 	StaticPodNames bool
+	// Overrides change every pod as it is decoded, before its defaults
+	// and validation (--image, --env).
+	Overrides Overrides
+	// KeepManifests keeps each pod as decoded, overrides applied, before
+	// its defaults (Pod.Manifest): what --dry-run=client prints.
+	KeepManifests bool
+	// matched records which Overrides.Images named a container, over
+	// every source of a Load.
+	matched []bool
 	// Seen, when set, is the time the sources were read: the pods'
 	// kubernetes.io/config.seen annotation, as the kubelet records when it
 	// first saw a pod.
@@ -63,6 +72,9 @@ type Pod struct {
 	// its UID. A kubelet gives such a manifest another UID (a hash of
 	// its own), so it can never adopt the pod (docs/handover.md).
 	GivenUID bool
+	// Manifest is the pod as decoded with the overrides applied, before
+	// its defaults; set with Options.KeepManifests or Options.Overrides.
+	Manifest *v1.Pod
 }
 
 // ConfigMap is a decoded, defaulted and validated ConfigMap.

@@ -21,12 +21,14 @@ const uidScheme = "podrun-uid-v1"
 // scheme name "podrun-uid-v1", the source identity (the absolute file
 // path, "stdin", or the URL as given), the document index, the list item
 // index (0 outside a list), the node name and the raw bytes of the
-// document as written (for a list item, the whole list document). The
+// document as written (for a list item, the whole list document), and,
+// only for a pod that --image or --env changed (Overrides), its JSON as
+// changed (so a pod nothing overrides keeps the UID it had before). The
 // first 16 bytes of the sum get the RFC 4122 version 5 and variant bits
 // (byte 6 = 0x5X, byte 8 = 0b10XXXXXX) and are formatted as a lowercase
 // 8-4-4-4-12 UUID. The same source, position, node and bytes always give
 // the same UID; changing any of them gives another.
-func objectUID(identity string, o Origin, nodeName string, raw []byte) types.UID {
+func objectUID(identity string, o Origin, nodeName string, raw, overridden []byte) types.UID {
 	h := sha256.New()
 	for _, part := range [][]byte{
 		[]byte(uidScheme),
@@ -37,6 +39,9 @@ func objectUID(identity string, o Origin, nodeName string, raw []byte) types.UID
 		raw,
 	} {
 		writePart(h, part)
+	}
+	if overridden != nil {
+		writePart(h, overridden)
 	}
 	sum := h.Sum(nil)[:16]
 	sum[6] = sum[6]&0x0f | 0x50

@@ -23,7 +23,7 @@ func TestUID(t *testing.T) {
 	}
 	// A golden value: the scheme is documented; changing it changes
 	// every pod's UID, so it must be deliberate.
-	if want := objectUID("/etc/pods/pod.yaml", Origin{Doc: 1}, "node1", []byte(podYAML)); string(want) != base {
+	if want := objectUID("/etc/pods/pod.yaml", Origin{Doc: 1}, "node1", []byte(podYAML), nil); string(want) != base {
 		t.Errorf("UID %s, objectUID %s", base, want)
 	}
 	tests := []struct {
@@ -78,7 +78,7 @@ func TestGivenUID(t *testing.T) {
 }
 
 func TestUIDGolden(t *testing.T) {
-	got := objectUID("stdin", Origin{Doc: 1}, "node1", []byte("x"))
+	got := objectUID("stdin", Origin{Doc: 1}, "node1", []byte("x"), nil)
 	const want = "459c53c3-31db-5cff-ae66-66e118a7ca14"
 	if string(got) != want {
 		t.Errorf("objectUID = %s, want %s", got, want)
