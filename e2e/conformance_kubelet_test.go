@@ -9,7 +9,9 @@ package e2e
 // outcomes are compared per pod and per container (kubeletoracle.Compare).
 // A difference is either fixed in podrun or documented as deliberate in
 // docs/kubelet-differences.md, whose table this test reads: a difference
-// the table does not explain fails the test.
+// the table does not explain fails the test. Besides the corpus rows, the
+// project's own manifests of behaviour the corpus lacks (projectRows) run
+// the same way.
 //
 // Its name does not contain E2E, so `make e2e` (-run E2E) leaves it to
 // `make conformance-kubelet`, which starts the kubelet first.
@@ -87,11 +89,14 @@ func TestKubeletConformance(t *testing.T) {
 			rows = append(rows, r)
 		}
 	}
+	corpusRows := len(rows)
+	rows = append(rows, projectRows()...)
 	// The slow rows first, as in TestE2EConformance.
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].slow && !rows[b].slow })
 
 	start := time.Now()
 	results := make([]kubeletoracle.Row, len(rows))
+	out := make([]bool, len(rows)) // left out by -run or -skip
 	sem := make(chan struct{}, kubeletConcurrency)
 	var wg sync.WaitGroup
 	for i, row := range rows {
@@ -104,18 +109,29 @@ func TestKubeletConformance(t *testing.T) {
 			// Subtests started from goroutines run at once; none calls
 			// t.Parallel.
 			results[i].Err = "the comparison failed (see the subtest's log)"
+			started := false
 			t.Run(row.path, func(t *testing.T) {
-				rep := kubeletoracle.Classify(row.path, diffRow(t, k, root, row), known)
+				started = true
+				rep := kubeletoracle.Classify(row.path, diffRow(t, k, rowRoot(root, row), row), known)
 				results[i].Report, results[i].Err = rep, ""
 				for _, d := range rep.Undocumented() {
 					t.Errorf("undocumented difference %s: podrun=%q kubelet=%q (fix podrun, or document it in %s)", d.Path, d.Podrun, d.Kubelet, differencesDoc)
 				}
 			})
+			out[i] = !started
 		}()
 	}
 	wg.Wait()
+	var compared []kubeletoracle.Row
+	for i, r := range results {
+		if !out[i] {
+			compared = append(compared, r)
+		}
+	}
+	results = compared
 	sort.Slice(results, func(a, b int) bool { return results[a].Name < results[b].Name })
-	report := fmt.Sprintf("podrun against kubelet %s, %d corpus rows in %s:\n%s", k.Version, len(rows), time.Since(start).Round(time.Second), kubeletoracle.Table(results))
+	report := fmt.Sprintf("podrun against kubelet %s, %d corpus rows and %d of the project's (%d compared, the rest left out by -run or -skip) in %s:\n%s",
+		k.Version, corpusRows, len(rows)-corpusRows, len(results), time.Since(start).Round(time.Second), kubeletoracle.Table(results))
 	t.Log(report)
 	// make conformance-kubelet prints it after the run, whatever testlog
 	// keeps of a passing test's log.
@@ -135,6 +151,29 @@ func TestKubeletConformance(t *testing.T) {
 			t.Logf("documented difference %s (rows %s, field %s) was not seen in this run", d.ID, d.Rows, d.Field)
 		}
 	}
+}
+
+// projectRows are rows of the project's own manifests (under testdata/e2e,
+// path relative to the repo: project set), for behaviour no corpus
+// manifest has; each is a manifest an e2e test of podrun runs too. They
+// are compared on both sides as the corpus rows are, and run only here.
+func projectRows() []conformanceRow {
+	return []conformanceRow{
+		// runner/deadline.go: Failed, DeadlineExceeded, killed (137).
+		{path: "testdata/e2e/deadline/deadline.yaml", project: true},
+		// A startup probe kill under Never: the status after the kill.
+		{path: "testdata/e2e/probes/startup-never.yaml", project: true},
+		{path: "testdata/e2e/probes/liveness-never.yaml", project: true},
+	}
+}
+
+// rowRoot is the directory a row's path is relative to: the corpus, or
+// the repo for a project row.
+func rowRoot(corpus string, row conformanceRow) string {
+	if row.project {
+		return repoRoot
+	}
+	return corpus
 }
 
 // diffRow runs one row on both sides at once and compares them.

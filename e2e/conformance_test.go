@@ -68,6 +68,9 @@ type conformanceRow struct {
 	companions []string
 	own        string
 	flags      []string
+	// project: path is relative to the repo, not the corpus (a row of the
+	// kubelet comparison alone: projectRows).
+	project bool
 	slow       bool // started first
 	// oom, when set, says why the row's runtime must lower an
 	// oom_score_adj (requireLowerOOMScoreAdj).
