@@ -131,6 +131,13 @@ func (a *attachment) run(ctx context.Context, rt *cri.Client, id string, out run
 	opts := remotecommand.StreamOptions{Stdin: a.stdin, Tty: a.tty}
 	if a.tty {
 		opts.Stdout = out.containerStdout
+		if w, ok := opts.Stdout.(crlfWriter); ok {
+			opts.Stdout = w.w // the container's terminal ends its lines itself
+		}
+	}
+	if a.tty && !a.quiet {
+		// What the container wrote before the attach is not sent again.
+		fmt.Fprintln(a.stderr, "If you don't see a command prompt, try pressing enter.")
 	}
 	raw, err := rt.Attach(ctx, req)
 	if err == nil {
