@@ -35,4 +35,7 @@
 // types, defaults.go and imageref.go apply API defaulting, validate.go
 // checks what podrun relies on, duplicates.go finds objects defined
 // twice, uid.go computes object UIDs and errors.go renders errors.
+// overrides.go applies --image and --env to each pod before its defaults;
+// runpod.go generates the pod of `podrun run NAME --image IMAGE`, as
+// kubectl run does, and decodes it as a manifest.
 package sources
