@@ -137,8 +137,9 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d < 1 {
-		errs = append(errs, field.Invalid(sp.Child("activeDeadlineSeconds"), *d, "must be greater than or equal to 1"))
+	// The API server's range (ValidatePodSpec): 1 s to about 68 years.
+	if d := spec.ActiveDeadlineSeconds; d != nil && (*d < 1 || *d > math.MaxInt32) {
+		errs = append(errs, field.Invalid(sp.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
 	}
 	return errs
 }

@@ -378,6 +378,26 @@ func TestValidation(t *testing.T) {
 			},
 		},
 		{
+			name: "activeDeadlineSeconds in the API server's range, 1 to MaxInt32",
+			spec: `
+  activeDeadlineSeconds: 2147483647
+  containers: [{name: app, image: nginx}]`,
+		},
+		{
+			name: "activeDeadlineSeconds of 0",
+			spec: `
+  activeDeadlineSeconds: 0
+  containers: [{name: app, image: nginx}]`,
+			want: []string{`spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive`},
+		},
+		{
+			name: "activeDeadlineSeconds beyond MaxInt32",
+			spec: `
+  activeDeadlineSeconds: 2147483648
+  containers: [{name: app, image: nginx}]`,
+			want: []string{`spec.activeDeadlineSeconds: Invalid value: 2147483648: must be between 1 and 2147483647, inclusive`},
+		},
+		{
 			name: "ephemeral containers",
 			spec: `
   containers: [{name: app, image: nginx}]
