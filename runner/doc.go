@@ -42,7 +42,8 @@
 //	crilog.go      the CRI log decoder: readLog (cri-client's ReadLogs), logTail; criStream, which decodes as the log grows
 //	loglost.go     logsLost: output the runtime could not write to the log dir
 //	logtail.go     lastLogLines: the end of each container's log, kept in PodResult.Logs for the JUnit report (package runner/report/junit)
-//	wait.go        waitOutcome: whether the wait condition holds
+//	wait.go        waitOutcome: whether the wait condition holds; endOfPod: whether a plan ends the pod, and a kill comes first
+//	deadline.go    ActiveDeadline, PastActiveDeadline: spec.activeDeadlineSeconds (the kubelet's active deadline handler)
 //	teardown.go    teardown: the pod stopped (killPod), its sandboxes removed, unmount, remove dirs and cgroup
 //	stop.go        how a pod stops, for the run (killPod, killContainer), down (stopForDown) and reclaim (removeSandboxAndPodDirs): grace periods, terminationOrdering, the sandboxes stopped and removed
 //	exitcode.go    exitCode: podrun's exit status from the outcomes
