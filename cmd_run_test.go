@@ -72,3 +72,30 @@ func TestCLIOutputJSONHoldsOnlyThePod(t *testing.T) {
 		t.Errorf("container output should go to stderr with -o json; stderr:\n%s", errOut)
 	}
 }
+
+// A pod past its activeDeadlineSeconds: exit 123, the last line says the
+// reason, -o json holds the kubelet's reason and message.
+func TestCLIDeadlineExceeded(t *testing.T) {
+	_, ep := startFake(t)
+	m := writeManifest(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: slow}\nspec:\n  restartPolicy: Never\n  activeDeadlineSeconds: 1\n  terminationGracePeriodSeconds: 2\n  containers:\n  - {name: c, image: busybox, command: [sleep, infinity]}\n")
+	out, errOut, code := podrunAt(t, ep, "--root-dir", t.TempDir(), "-o", "json", "-f", m)
+	if code != 123 {
+		t.Fatalf("exit %d, want 123\n%s", code, errOut)
+	}
+	var pod v1.Pod
+	if err := json.Unmarshal([]byte(out), &pod); err != nil {
+		t.Fatalf("stdout is not one v1.Pod: %v\n%s", err, out)
+	}
+	if pod.Status.Phase != v1.PodFailed || pod.Status.Reason != "DeadlineExceeded" ||
+		pod.Status.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Errorf("phase %q reason %q message %q, want Failed and the kubelet's DeadlineExceeded", pod.Status.Phase, pod.Status.Reason, pod.Status.Message)
+	}
+	for _, want := range []string{
+		"pod/slow: DeadlineExceeded: Pod was active on the node longer than the specified deadline\n",
+		"pod/slow: failed (phase Failed, reason DeadlineExceeded)\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
