@@ -55,11 +55,13 @@ type podQuery struct {
 // flagValues are the values a flag completes with, by "COMMAND/FLAG", or by
 // "FLAG" for every command that has it ("" is podrun itself).
 var flagValues = map[string][]string{
-	"wait":          {string(runner.WaitAuto), string(runner.WaitComplete), string(runner.WaitReady), string(runner.WaitNone)},
-	"/output":       {"text", "json", "yaml"},
-	"run/output":    {"text", "json", "yaml"},
-	"ps/output":     {"table", "wide", "json", "yaml"},
-	"cgroup-driver": {"cgroupfs", "systemd"},
+	"wait":              {string(runner.WaitAuto), string(runner.WaitComplete), string(runner.WaitReady), string(runner.WaitNone)},
+	"/output":           {"text", "json", "yaml"},
+	"run/output":        {"text", "json", "yaml"},
+	"ps/output":         {"table", "wide", "json", "yaml"},
+	"cgroup-driver":     {"cgroupfs", "systemd"},
+	"restart":           {"Never", "OnFailure", "Always"},
+	"image-pull-policy": {"Always", "IfNotPresent", "Never"},
 }
 
 func completionCommand(stdout io.Writer) *cli.Command {

@@ -440,6 +440,12 @@ func mountsUnder(t *testing.T, dir string) []string {
 // directories and stdin (URLs, FIFOs) are skipped: reading them again could
 // block or differ.
 func (e *env) notePods(args []string, stdin string) {
+	if slices.ContainsFunc(args, func(a string) bool {
+		return a == "--image" || strings.HasPrefix(a, "--image=") || a == "--env" || strings.HasPrefix(a, "--env=")
+	}) {
+		e.notePodsByDryRun(args, stdin)
+		return
+	}
 	var specs []string
 	node, _ := os.Hostname()
 	root := "/podrun"
@@ -494,6 +500,48 @@ func (e *env) notePods(args []string, stdin string) {
 			e.uids[string(p.UID)] = true
 		}
 		e.mu.Unlock()
+	}
+}
+
+// notePodsByDryRun is notePods for a run whose pods podrun makes or
+// changes from its flags (podrun run NAME --image IMAGE, --image and --env
+// overrides): their UIDs as podrun's own dry run of the same arguments
+// gives them (the flags of the dry run go before "--", after the run's,
+// so that they win), and the cgroup root.
+func (e *env) notePodsByDryRun(args []string, stdin string) {
+	dry := slices.Clone(args)
+	at := slices.Index(dry, "--")
+	if at < 0 {
+		at = len(dry)
+	}
+	dry = slices.Insert(dry, at, "--dry-run", "-o", "json", "-q")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, podrunBin, dry...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		return // podrun refuses it too
+	}
+	var doc struct {
+		Pods []struct{ UID string } `json:"pods"`
+	}
+	if json.Unmarshal(out, &doc) != nil {
+		return
+	}
+	root := "/podrun"
+	for i, a := range args {
+		if a == "--cgroup-root" && i+1 < len(args) {
+			root = args[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--cgroup-root="); ok {
+			root = v
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cgroupRoots[root] = true
+	for _, p := range doc.Pods {
+		e.uids[p.UID] = true
 	}
 }
 
