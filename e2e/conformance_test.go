@@ -71,7 +71,7 @@ type conformanceRow struct {
 	// project: path is relative to the repo, not the corpus (a row of the
 	// kubelet comparison alone: projectRows).
 	project bool
-	slow       bool // started first
+	slow    bool // started first
 	// oom, when set, says why the row's runtime must lower an
 	// oom_score_adj (requireLowerOOMScoreAdj).
 	oom   string
