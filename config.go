@@ -190,6 +190,9 @@ func checkRunUsage(f runFlagValues) (runner.WaitMode, podInput, error) {
 	if pods.RunPod == nil && len(f.Filenames) == 0 {
 		return "", podInput{}, errors.New("no manifest given: use -f FILE, -f DIR, -f URL or -f - (see podrun --help)")
 	}
+	if f.Pod.Remove && f.Detach {
+		return "", podInput{}, errors.New("--rm removes the pod when the run ends; -d leaves it running")
+	}
 	if f.Pod.Stdin {
 		switch {
 		case slices.Contains(f.Filenames, "-"):

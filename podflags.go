@@ -41,6 +41,7 @@ func podFlags() []cli.Flag {
 			Usage: "podrun run NAME: the container's imagePullPolicy (`POLICY`): Always, IfNotPresent or Never; default: from the image's tag"},
 		&cli.StringFlag{Name: "port", Category: catPod, Usage: "podrun run NAME: the container `PORT` it exposes (containerPort)"},
 		&cli.BoolFlag{Name: "privileged", Category: catPod, Usage: "podrun run NAME: run the container privileged"},
+		&cli.BoolFlag{Name: "rm", Category: catPod, Usage: "taken as kubectl run --rm is: podrun removes every pod it ran anyway, unless -d"},
 	}
 }
 
@@ -118,6 +119,7 @@ type podFlagValues struct {
 	ImagePullPolicy string
 	Port            string
 	Privileged      bool
+	Remove          bool // --rm: what a run does anyway; refused with -d
 }
 
 func podFlagsOf(c *cli.Context) podFlagValues {
@@ -125,7 +127,7 @@ func podFlagsOf(c *cli.Context) podFlagValues {
 		Images: strs(c, "image"), Env: repeated(c, "env"),
 		Stdin: boolean(c, "stdin"), TTY: boolean(c, "tty"), Command: boolean(c, "command"),
 		Restart: str(c, "restart"), Labels: str(c, "labels"), ImagePullPolicy: str(c, "image-pull-policy"),
-		Port: str(c, "port"), Privileged: boolean(c, "privileged"),
+		Port: str(c, "port"), Privileged: boolean(c, "privileged"), Remove: boolean(c, "rm"),
 	}
 }
 

@@ -130,7 +130,7 @@ func TestE2ERunNameTTY(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(podrunBin, withRoot(e.root, []string{"run", name, "-it", "--image", "busybox", "--", "sh"})...)
+	cmd := exec.Command(podrunBin, withRoot(e.root, []string{"run", name, "-it", "--rm", "--image", "busybox", "--", "sh"})...)
 	cmd.Env = commandEnv([]string{"TMPDIR=" + e.tmpDir})
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
