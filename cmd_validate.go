@@ -45,8 +45,9 @@ func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 podrun validate -f pod.yaml
 # the CRI configs a run would send, secrets masked (a runtime that answers is asked for its cgroup driver alone)
 podrun validate -o yaml -f pod.yaml`,
-		Flags:        flags,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
+		Flags:                  flags,
+		UseShortOptionHandling: true,
+		OnUsageError:           func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
 		Action: func(c *cli.Context) error {
 			f := runFlagsOf(c)
 			f.DryRun, f.NameAllowed = true, true

@@ -61,7 +61,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:   stderr,
 		Reader:      stdin,
 		Flags:       appFlags,
-		Action:      func(c *cli.Context) error { return runAction(c, false, stdin, stdout, stderr) },
+		// -it, as kubectl and exec take it.
+		UseShortOptionHandling: true,
+		Action:                 func(c *cli.Context) error { return runAction(c, false, stdin, stdout, stderr) },
 		Commands: []*cli.Command{
 			runCmd,
 			psCommand(stdout, stderr),
