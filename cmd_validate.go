@@ -40,6 +40,7 @@ func validateCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Name:  "validate",
 		Usage: "check pods as a run would (decode, default, validate, admit) without running them, and show what a run would send the runtime",
 		UsageText: `podrun validate [flags] -f SOURCE...   (same as: podrun run --dry-run -f SOURCE...)
+podrun validate NAME --image IMAGE [flags] [-- COMMAND [ARG...]]   (the pod podrun run NAME would run)
 
 # check a manifest as a run would, without root or a runtime: exit 0, or 125 with the run's errors
 podrun validate -f pod.yaml
