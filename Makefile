@@ -16,7 +16,7 @@ E2E_PKG ?= ./e2e/
 # traffic differs between the two lines (events or polling, exec and its
 # streaming server, log files, stop and teardown, mounts, cgroups, user
 # namespaces, the pod network). E2E16_RUN=E2E runs them all.
-E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Logs|Ps|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
+E2E16_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|Userns|CNI|PodIP|HostNetwork|Exec|Cp|Logs|Ps|Fault(Stages|ClosedStdout|SIGHUP|ConcurrentRuns))
 
 .PHONY: help build profile demo test packages unit e2e e2e-containerd16 e2e-guest guest-image e2e-crio bench testbed-up testbed-down kubelet-up kubelet-down kubelet-test conformance-kubelet vet clean fuzz fuzz-short
 
@@ -105,7 +105,7 @@ e2e-guest: build testbed-up guest-image ## the node-shape tests and the hand-ove
 # E2ECRIO_SKIP leaves some out (docs/cri-o.md: those a host that forbids
 # lowering oom_score_adj cannot run).
 E2ECRIO_SKIP ?=
-E2ECRIO_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|CNI|PodIP|HostNetwork|Exec|Logs|Ps|Detach|Down|Run|Wait|Timeout|Output|Streams|Image|Pull|Container|Hosts|Hostname|Termination|JUnit|Admit|Conformance)
+E2ECRIO_RUN ?= TestE2E(Sync|Volume|Probe|Hook|Signal|Reclaim|Cgroup|ExitCode|CNI|PodIP|HostNetwork|Exec|Cp|Logs|Ps|Detach|Down|Run|Wait|Timeout|Output|Streams|Image|Pull|Container|Hosts|Hostname|Termination|JUnit|Admit|Conformance)
 e2e-crio: build testbed-up ## the e2e tests on an installed CRI-O (PODRUN_CRIO=/path/to/crio), beside the testbed; not in make test
 	bash hack/crio.sh up
 	set -a; eval "$$(bash hack/crio.sh env)"; set +a; \
@@ -154,7 +154,7 @@ bench: build testbed-up ## podrun vs the bare CRI sequence and podman, 1 to 50 p
 # FUZZTIME; minimizing a new input is capped at 10 s so that the time goes to
 # fuzzing. The inputs found are cached in $(shell $(GO) env GOCACHE)/fuzz and
 # a failing input is written to the package's testdata/fuzz/<Name>/.
-FUZZ_TARGETS := sources:FuzzDecode sources/imageref:FuzzSplit runner:FuzzExpand runner:FuzzCRILog runner/credentials:FuzzKeyring volumes:FuzzAtomicWriter volumes:FuzzSubPath
+FUZZ_TARGETS := sources:FuzzDecode sources/imageref:FuzzSplit runner:FuzzExpand runner:FuzzCRILog runner/credentials:FuzzKeyring volumes:FuzzAtomicWriter volumes:FuzzSubPath runner/artifacts:FuzzUntar
 FUZZTIME ?= 60s
 # CI's brief run counts executions: Go 1.26's fuzz coordinator can fail a
 # target with "context deadline exceeded" when a duration -fuzztime ends

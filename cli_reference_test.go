@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func writeReference(w io.Writer, root commandDoc) {
 	for _, d := range docs {
 		fmt.Fprintf(w, "\n## %s\n\n%s\n\n```\n%s\n```\n", d.Path, d.Usage, strings.Join(d.Synopsis, "\n"))
 		if d.Description != "" && d.Path != "podrun" {
-			fmt.Fprintf(w, "\n%s\n", d.Description)
+			fmt.Fprintf(w, "\n%s\n", docLinks(d.Description))
 		}
 		if len(d.Examples) > 0 {
 			fmt.Fprintf(w, "\nExamples:\n\n```sh\n")
@@ -79,7 +80,7 @@ func writeReference(w io.Writer, root commandDoc) {
 				if f.Default != "" {
 					def = "`" + f.Default + "`"
 				}
-				usage := mdCell(f.Usage)
+				usage := docLinks(mdCell(f.Usage))
 				if len(f.Env) > 0 {
 					usage += " (env: `$" + strings.Join(f.Env, "`, `$") + "`)"
 				}
@@ -88,6 +89,12 @@ func writeReference(w io.Writer, root commandDoc) {
 		}
 	}
 }
+
+// docPath is a mention of a page of docs/ in help text.
+var docPath = regexp.MustCompile(`\bdocs/([a-z0-9-]+\.md)\b`)
+
+// docLinks makes the mentions of docs/ pages links, relative to cli.md.
+func docLinks(s string) string { return docPath.ReplaceAllString(s, "[$1]($1)") }
 
 // anchor is the GitHub anchor of a "## TITLE" heading.
 func anchor(title string) string {

@@ -40,7 +40,7 @@ func TestCompletions(t *testing.T) {
 		words []string
 		want  []string
 	}{
-		{"commands", []string{"c"}, []string{"cni", "completion"}},
+		{"commands", []string{"c"}, []string{"cp", "cni", "completion"}},
 		{"no words", nil, candidateValues(completions(app, []string{""}, pods))},
 		{"a command by prefix", []string{"d"}, []string{"down"}},
 		{"below a parent", []string{"cni", ""}, []string{"init"}},

@@ -25,4 +25,5 @@ var podArgCommands = map[string]podArgs{
 	"handover": {max: -1, scoped: true},
 	"logs":     {max: 1},
 	"exec":     {max: 1},
+	"cp":       {max: 1},
 }

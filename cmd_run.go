@@ -22,6 +22,7 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/runner"
+	"github.com/podrun/podrun/runner/artifacts"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/report/podlist"
 	"github.com/podrun/podrun/sources"
@@ -80,6 +81,14 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
 			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
 		dryRunFlag(),
+		&cli.GenericFlag{Name: "copy-out", Category: catOutput, Value: &stringList{},
+			Usage: "copy out `CONTAINER:PATH=HOSTDIR`, repeatable: PATH as CONTAINER sees it, on one of its emptyDir or hostPath volumes, " +
+				"is copied into HOSTDIR (made when missing) once the container has ended for good, else at teardown; symlinks are not followed. " +
+				"[NAMESPACE/]POD/CONTAINER:... when several pods have the container (docs/artifacts.md)"},
+		&cli.StringFlag{Name: "copy-out-limit", Value: "1Gi", Category: catOutput,
+			Usage: "`SIZE` of the files one --copy-out copies at most, e.g. 100Mi or 5G; 0: no limit. A copy that would go over it stops there and fails"},
+		&cli.BoolFlag{Name: "copy-out-required", Category: catOutput,
+			Usage: "a --copy-out that fails fails the run (exit 125); without it, a failed copy is a CopyOutFailed event and the exit status stays the pods'"},
 		&cli.StringFlag{Name: "junit", TakesFile: true, Category: catOutput,
 			Usage: "write a JUnit XML report to `FILE`: a testsuite per pod, a testcase per container, with exit codes and the failed containers' last log lines; written even when the run fails, times out or is interrupted"},
 	}
@@ -138,7 +147,8 @@ func runAction(c *cli.Context, nameAllowed bool, stdin io.Reader, stdout, stderr
 
 // runWith runs the pods the flags name, in steps: the configuration
 // (newRunConfig), what interrupts the run (runInterrupts), the JUnit
-// report, the manifests (readManifests), then the pods (runPods). A dry
+// report, the manifests (readManifests) and the --copy-outs against them,
+// then the pods (runPods). A dry
 // run stops before the runtime, which it asks for the cgroup driver at
 // most (dryRun). With --junit the report is written whatever the outcome,
 // once the run has ended (junit.go).
@@ -165,6 +175,11 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	}
 	if cfg.PrintManifests {
 		return printManifests(stdout, cfg.Output, set)
+	}
+	// Before the runtime is dialled (runner.Run checks them again, with
+	// the rest of what refuses a run).
+	if err := artifacts.CheckRun(setPods(set), cfg.Run.CopyOuts); err != nil {
+		return podrunError(err)
 	}
 	at, err := attachTarget(cfg, set, stdin, stderr)
 	if err != nil {

@@ -98,6 +98,22 @@ func boolean(c *cli.Context, name string) bool           { return flagCtx(c, nam
 func strs(c *cli.Context, name string) []string          { return flagCtx(c, name).StringSlice(name) }
 func duration(c *cli.Context, name string) time.Duration { return flagCtx(c, name).Duration(name) }
 
+// stringList is a repeatable flag's values (a cli.GenericFlag's), each as
+// given: unlike a StringSliceFlag's, not split at commas nor trimmed, for
+// values that hold paths.
+type stringList []string
+
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+
+// stringListOf is the values of the stringList flag name.
+func stringListOf(c *cli.Context, name string) []string {
+	if l, ok := flagCtx(c, name).Generic(name).(*stringList); ok && l != nil {
+		return *l
+	}
+	return nil
+}
+
 // Flags shared by every command that talks to the runtime.
 func runtimeFlags() []cli.Flag {
 	return []cli.Flag{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/podrun/podrun/cni"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/artifacts"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 	"github.com/podrun/podrun/sources"
@@ -54,6 +56,9 @@ type runFlagValues struct {
 	StaticPodStrict      bool
 	IgnoreRunningKubelet bool
 	KubeletHealthzURL    string
+	CopyOuts             []string
+	CopyOutLimit         string
+	CopyOutRequired      bool
 	Pod                  podFlagValues // podflags.go
 	// NameAllowed: the command takes NAME, the pod to generate (podrun
 	// run and validate; podrun itself takes only -f).
@@ -96,6 +101,9 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		StaticPodStrict:      boolean(c, "static-pod-strict"),
 		IgnoreRunningKubelet: boolean(c, "ignore-running-kubelet"),
 		KubeletHealthzURL:    str(c, "kubelet-healthz-url"),
+		CopyOuts:             stringListOf(c, "copy-out"),
+		CopyOutLimit:         str(c, "copy-out-limit"),
+		CopyOutRequired:      boolean(c, "copy-out-required"),
 	}
 }
 
@@ -169,14 +177,62 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	if f.DryRun && f.JUnit != "" {
 		return runConfig{}, errors.New("--junit reports a run's containers; a dry run runs none")
 	}
+	copyOuts, err := copyOutOptions(f)
+	if err != nil {
+		return runConfig{}, err
+	}
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
 		StaticPod: checks,
 		Facts:     factsConfig(f, node),
-		Run:       runnerConfig(f, wait, creds),
+		Run:       copyOuts.apply(runnerConfig(f, wait, creds)),
 		Pods:      pods, Attach: f.Pod.Stdin, TTY: f.Pod.TTY, PrintManifests: f.DryRunClient,
 	}, nil
+}
+
+// copyOuts is what --copy-out, --copy-out-limit and --copy-out-required
+// give the run.
+type copyOuts struct {
+	specs    []artifacts.Spec
+	limit    int64
+	required bool
+}
+
+func (c copyOuts) apply(cfg runner.Config) runner.Config {
+	cfg.CopyOuts, cfg.CopyOutLimit, cfg.CopyOutRequired = c.specs, c.limit, c.required
+	return cfg
+}
+
+// copyOutOptions checks --copy-out's syntax (which pod, container and
+// path it names is checked against the manifests before anything runs:
+// artifacts.CheckRun), makes each HOSTDIR absolute and refuses one that
+// exists and is not a dir, and reads --copy-out-limit. A detached run
+// leaves its pods running, and their containers' volumes with them: it
+// copies nothing.
+func copyOutOptions(f runFlagValues) (copyOuts, error) {
+	limit, err := parseLimit("--copy-out-limit", f.CopyOutLimit)
+	if err != nil {
+		return copyOuts{}, err
+	}
+	out := copyOuts{limit: limit, required: f.CopyOutRequired}
+	for _, v := range f.CopyOuts {
+		s, err := artifacts.ParseSpec(v)
+		if err != nil {
+			return copyOuts{}, err
+		}
+		if s.HostDir, err = filepath.Abs(s.HostDir); err != nil {
+			return copyOuts{}, err
+		}
+		if fi, err := os.Stat(s.HostDir); err == nil && !fi.IsDir() {
+			return copyOuts{}, fmt.Errorf("invalid --copy-out %q: %s is not a directory", v, s.HostDir)
+		}
+		out.specs = append(out.specs, s)
+	}
+	if len(out.specs) > 0 && f.Detach {
+		return copyOuts{}, errors.New("--copy-out copies when the run's containers end or the run tears its pods down, and --detach leaves them running: copy from a detached pod with podrun cp")
+	}
+	return out, nil
 }
 
 // checkRunUsage checks what the run is given to run (manifests with -f,

@@ -17,7 +17,7 @@ import (
 func goodFlags() runFlagValues {
 	return runFlagValues{
 		Filenames: []string{"pod.yaml"}, RootDir: "/var/lib/podrun", Wait: "auto", Output: "text",
-		NodeName: "Node1", CgroupRoot: "/podrun",
+		NodeName: "Node1", CgroupRoot: "/podrun", CopyOutLimit: "1Gi",
 	}
 }
 
@@ -65,6 +65,16 @@ func TestNewRunConfig(t *testing.T) {
 		{"--dry-run", func(f *runFlagValues) { f.DryRun = true }, ""},
 		{"--junit", func(f *runFlagValues) { f.JUnit = "report.xml" }, ""},
 		{"--junit with --dry-run", func(f *runFlagValues) { f.DryRun, f.JUnit = true, "report.xml" }, "--junit reports a run's containers; a dry run runs none"},
+		{"--copy-out", func(f *runFlagValues) {
+			f.CopyOuts = []string{"tests:/out=./artifacts", "job/side:/log=/nonexistent/a"}
+		}, ""},
+		{"--copy-out without HOSTDIR", func(f *runFlagValues) { f.CopyOuts = []string{"tests:/out"} }, `invalid --copy-out "tests:/out": no =HOSTDIR: want CONTAINER:PATH=HOSTDIR`},
+		{"--copy-out of a relative path", func(f *runFlagValues) { f.CopyOuts = []string{"tests:out=a"} }, `invalid --copy-out "tests:out=a": PATH "out" must be absolute`},
+		{"--copy-out into a file", func(f *runFlagValues) { f.CopyOuts = []string{"tests:/out=/dev/null"} }, `invalid --copy-out "tests:/out=/dev/null": /dev/null is not a directory`},
+		{"--copy-out with --detach", func(f *runFlagValues) { f.CopyOuts, f.Detach = []string{"tests:/out=a"}, true }, "--copy-out copies when the run's containers end or the run tears its pods down, and --detach leaves them running"},
+		{"bad --copy-out-limit", func(f *runFlagValues) { f.CopyOutLimit = "lots" }, `invalid --copy-out-limit "lots": want a size in bytes`},
+		{"negative --copy-out-limit", func(f *runFlagValues) { f.CopyOutLimit = "-1" }, `invalid --copy-out-limit "-1"`},
+		{"no --copy-out-limit", func(f *runFlagValues) { f.CopyOutLimit = "0" }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := goodFlags()
@@ -108,6 +118,11 @@ func TestNewRunConfigValues(t *testing.T) {
 		len(cfg.Headers.Values("A")) != 2 || o.Wait != runner.WaitReady || o.Timeout != 90*time.Second || !o.Detach ||
 		o.RootDir != "/var/lib/podrun" || o.CgroupRoot != "/podrun" || o.ImageCredentials != nil {
 		t.Errorf("config %+v", cfg)
+	}
+	f.Detach, f.CopyOuts, f.CopyOutLimit, f.CopyOutRequired = false, []string{"tests:/out/=artifacts"}, "100Mi", true
+	if rc, err := newRunConfig(f, readFiles(nil)); err != nil || len(rc.Run.CopyOuts) != 1 || rc.Run.CopyOuts[0].HostDir != filepath.Join(wd, "artifacts") ||
+		rc.Run.CopyOuts[0].Path != "/out" || rc.Run.CopyOutLimit != 100<<20 || !rc.Run.CopyOutRequired {
+		t.Errorf("--copy-out: %+v, %v", rc.Run, err)
 	}
 	n := cfg.Facts
 	if n.Node.SystemReserved.Cpu().MilliValue() != 500 || n.Node.Labels["disktype"] != "ssd" || n.CgroupDriver != "systemd" ||

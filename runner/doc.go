@@ -44,6 +44,7 @@
 //	logtail.go     lastLogLines: the end of each container's log, kept in PodResult.Logs for the JUnit report (package runner/report/junit)
 //	wait.go        waitOutcome: whether the wait condition holds; endOfPod: whether a plan ends the pod, and a kill comes first
 //	deadline.go    ActiveDeadline, PastActiveDeadline: spec.activeDeadlineSeconds (the kubelet's active deadline handler)
+//	copyout.go     --copy-out: a container's volume path copied to a host dir when it ends for good, else at teardown (package runner/artifacts)
 //	teardown.go    teardown: the pod stopped (killPod), its sandboxes removed, unmount, remove dirs and cgroup
 //	stop.go        how a pod stops, for the run (killPod, killContainer), down (stopForDown) and reclaim (removeSandboxAndPodDirs): grace periods, terminationOrdering, the sandboxes stopped and removed
 //	exitcode.go    exitCode: podrun's exit status from the outcomes

@@ -250,7 +250,7 @@ func TestExecState(t *testing.T) {
 		{nil, "cannot exec into container app of pod shop/web: it has not been created"},
 	}
 	for _, tc := range cases {
-		err := execState(tg, tc.insts)
+		err := execState(tg, tc.insts, "exec into")
 		if got := ""; err != nil {
 			got = err.Error()
 			if got != tc.err {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/artifacts"
 	"github.com/podrun/podrun/runner/cgroups"
 	"github.com/podrun/podrun/runner/credentials"
 	"github.com/podrun/podrun/sources/podresources"
@@ -69,6 +70,14 @@ type Config struct {
 	// each container's log (PodResult.Logs), read before teardown removes
 	// them (for --junit).
 	LogTailLines int
+
+	// CopyOuts are the paths copied out of the containers' volumes into
+	// host dirs when the containers end (--copy-out; copyout.go), each
+	// of at most CopyOutLimit bytes (0: no limit). A failed copy is a
+	// pod's error (exit 125) with CopyOutRequired, else an event.
+	CopyOuts        []artifacts.Spec
+	CopyOutLimit    int64
+	CopyOutRequired bool
 }
 
 // Wiring is what a run is connected to: where the containers' output and
@@ -115,6 +124,9 @@ type PodResult struct {
 	// Logs are the last Options.LogTailLines lines of the newest instance
 	// of each container that logged, by container name.
 	Logs map[string]string
+
+	// CopyOuts are how the pod's --copy-outs went, in the order given.
+	CopyOuts []CopyOutResult
 }
 
 // Reached tells whether the pod reached its wait condition.
@@ -262,6 +274,9 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	if err := checkVolumes(pods, opts.ConfigMaps, opts.Secrets, facts); err != nil {
 		return nil, err
 	}
+	if err := artifacts.CheckRun(pods, opts.CopyOuts); err != nil {
+		return nil, err
+	}
 	if facts.NoRuntime {
 		return nil, nil // the runtime's handlers are unknown: DryRun notes it
 	}
@@ -356,6 +371,8 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 			res.Logs = p.readLogTails()
 			p.event("Detached", "leaving the pod running")
 			res.failWith(p.logsLost())
+			res.CopyOuts = p.copyOutResults("the pod was left running (--detach)")
+			res.failCopyOuts(r.opts.CopyOutRequired)
 			return res
 		}
 	}
@@ -364,6 +381,8 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 	}
 	// A run whose output was lost does not succeed (exit 125).
 	res.failWith(p.lostLogs)
+	res.CopyOuts = p.copyOutResults("the pod never ran")
+	res.failCopyOuts(r.opts.CopyOutRequired)
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	res.Logs = p.logTails
 	return res

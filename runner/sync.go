@@ -49,6 +49,8 @@ type podRun struct {
 	recFailed bool         // writing it failed once: warned, not again
 
 	acted actedOn // what the current act touched, for observeActed
+
+	copyOuts []*copyOut // the pod's --copy-outs (copyout.go)
 }
 
 // actedOn is what an act created, started or stopped.
@@ -74,6 +76,7 @@ func newPodRun(r *runState, pod *v1.Pod) *podRun {
 		images:    podImages{refs: map[string]string{}, info: map[string]*runtimeapi.Image{}},
 		wake:      r.obs.subscribe(uid),
 		observed:  &runtimeStatus{},
+		copyOuts:  newCopyOuts(pod, r.opts.CopyOuts),
 	}
 	p.logs = newLogSet(r.sink, pod.Name, r.multi)
 	p.apiStatus = p.generateAPIStatus()
@@ -149,6 +152,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		p.checkDeadline()
 		p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 		p.logs.update(p.observed)
+		p.copyEnded()
 		p.probes = p.prober.snapshot()
 		p.apiStatus = p.generateAPIStatus()
 		p.reportStatus()

@@ -14,12 +14,13 @@ import (
 // calls after the containers are stopped take well under this.
 const teardownSlack = 60 * time.Second
 
-// teardown stops the pod's containers with the grace period, stops and
-// removes every sandbox of the pod, and removes its data dir, podrun's own
-// log dir and its cgroup, once the run has made the data dir (setUp's
-// first step: before it, nothing of the pod is the run's). It runs under
-// its own bounded context, so that it still runs after the run's context
-// is cancelled, and counts not-found as done.
+// teardown stops the pod's containers with the grace period, copies what
+// --copy-out asks for and was not copied yet (copyRest: the volumes are
+// still there), stops and removes every sandbox of the pod, and removes
+// its data dir, podrun's own log dir and its cgroup, once the run has
+// made the data dir (setUp's first step: before it, nothing of the pod
+// is the run's). It runs under its own bounded context, so that it still
+// runs after the run's context is cancelled, and counts not-found as done.
 func (p *podRun) teardown() error {
 	if p.dataDir == "" {
 		// The run never took the pod on (interrupted before, or another
@@ -42,6 +43,8 @@ func (p *podRun) teardown() error {
 	}
 	testPause(p.r.ctx, PauseTeardown)
 	p.observeFinal(ctx)
+	// What the containers left on their volumes, before the volumes go.
+	p.copyRest()
 	p.logs.finishAll(true)
 	p.lostLogs = p.logsLost()
 	p.logTails = p.readLogTails() // before the log dir goes

@@ -194,3 +194,24 @@ func TearDown(podDir string) error {
 		RemoveSafely(filepath.Join(podDir, "volumes")),
 	)
 }
+
+// MountSource is the host side of the container's volumeMounts[index] as
+// the container sees it: the volume's host path, or for a mount with a
+// subPath or subPathExpr the target its subpath is bind-mounted at,
+// resolved safely when the container was created (it does not exist
+// before). "" when the pod has no such container or mount.
+func (s *Set) MountSource(container string, index int) string {
+	for _, cs := range [][]v1.Container{s.pod.Spec.InitContainers, s.pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name != container || index < 0 || index >= len(cs[i].VolumeMounts) {
+				continue
+			}
+			m := cs[i].VolumeMounts[index]
+			if m.SubPath != "" || m.SubPathExpr != "" {
+				return subPathTarget(s.podDir, m.Name, container, index)
+			}
+			return s.paths[m.Name]
+		}
+	}
+	return ""
+}

@@ -209,3 +209,39 @@ func TestCheck(t *testing.T) {
 		t.Error("Check created the DirectoryOrCreate path")
 	}
 }
+
+// MountSource: a mount's host side, the subpath's bind mount for a
+// mount with a subPath or subPathExpr.
+func TestMountSource(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{
+		Volumes: []v1.Volume{{Name: "out", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+			{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/srv"}}}},
+		InitContainers: []v1.Container{{Name: "init", VolumeMounts: []v1.VolumeMount{{Name: "host", MountPath: "/h"}}}},
+		Containers: []v1.Container{{Name: "c", VolumeMounts: []v1.VolumeMount{
+			{Name: "out", MountPath: "/out"},
+			{Name: "out", MountPath: "/sub", SubPath: "a"},
+			{Name: "out", MountPath: "/expr", SubPathExpr: "$(X)"},
+		}}},
+	}}
+	vols, err := Plan(pod, Objects{}, Node{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Planned("/pods/u", pod, vols)
+	for _, tc := range []struct {
+		container string
+		index     int
+		want      string
+	}{
+		{"c", 0, "/pods/u/volumes/kubernetes.io~empty-dir/out"},
+		{"c", 1, "/pods/u/volume-subpaths/out/c/1"},
+		{"c", 2, "/pods/u/volume-subpaths/out/c/2"},
+		{"init", 0, "/srv"},
+		{"c", 3, ""},
+		{"nope", 0, ""},
+	} {
+		if got := s.MountSource(tc.container, tc.index); got != tc.want {
+			t.Errorf("MountSource(%s, %d) = %q, want %q", tc.container, tc.index, got, tc.want)
+		}
+	}
+}

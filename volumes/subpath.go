@@ -127,8 +127,8 @@ func subPathTarget(podDir, volume, container string, index int) string {
 	return filepath.Join(podDir, "volume-subpaths", volume, container, strconv.Itoa(index))
 }
 
-// errNotBeneath is a subpath that resolves outside its volume.
-var errNotBeneath = errors.New("not within the volume")
+// ErrNotBeneath is a subpath that resolves outside its volume.
+var ErrNotBeneath = errors.New("not within the volume")
 
 // openBeneath opens rel below the dir baseFD as an O_PATH fd, resolving
 // symlinks only while they stay below it (openat2 RESOLVE_BENEATH: an
@@ -147,7 +147,7 @@ func openBeneath(baseFD int, rel string) (int, error) {
 	case err == nil:
 		return fd, nil
 	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
-		return -1, errNotBeneath
+		return -1, ErrNotBeneath
 	case !errors.Is(err, unix.ENOSYS):
 		return -1, err
 	}
@@ -174,7 +174,7 @@ func openNoSymlinks(baseFD int, rel string) (int, error) {
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			unix.Close(next)
-			return -1, errNotBeneath
+			return -1, ErrNotBeneath
 		}
 		cur = next
 	}
@@ -274,7 +274,7 @@ func prepareSubPath(podDir, volume, container string, index int, volPath, sub, s
 		}
 		fd, err = openBeneath(baseFD, sub)
 	}
-	if errors.Is(err, errNotBeneath) {
+	if errors.Is(err, ErrNotBeneath) {
 		return "", escapeError(shown, volume)
 	}
 	if err != nil {
@@ -341,7 +341,7 @@ func subPathBeneath(volPath, sub string) bool {
 	if err == nil {
 		unix.Close(fd)
 	}
-	return !errors.Is(err, errNotBeneath)
+	return !errors.Is(err, ErrNotBeneath)
 }
 
 // mountField is the field path of a container's volumeMount: c is the

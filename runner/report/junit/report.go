@@ -163,8 +163,11 @@ func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.Co
 		fmt.Fprintf(&out, "waiting: %s\n", waitingText(waiting))
 	}
 	fmt.Fprintf(&out, "restarts: %d\n", restarts)
+	copied, failed := copyOutLines(pr, c.Name)
+	out.WriteString(copied)
 	tc.Properties = properties(props...)
 	tc.SystemOut = NewText(out.String())
+	tc.SystemErr = NewText(failed)
 
 	logs := logSection(pr, c.Name)
 	signal := map[int]string{runner.ExitSIGHUP: "SIGHUP", runner.ExitSIGTERM: "SIGTERM", runner.ExitSIGPIPE: "its output closed"}[in.Interrupt]
@@ -253,6 +256,29 @@ func deadlinePassed(pr runner.PodResult) time.Time {
 		return time.Time{}
 	}
 	return runner.ActiveDeadline(pr.Pod.Spec.ActiveDeadlineSeconds, st.StartTime.Time)
+}
+
+// copyOutLines are the container's --copy-outs: those made, for its
+// system-out, and those that failed, for its system-err (a failed copy is
+// the pod's error, in its suite's system-err, only with
+// --copy-out-required).
+func copyOutLines(pr runner.PodResult, name string) (copied, failed string) {
+	var ok, bad strings.Builder
+	for _, co := range pr.CopyOuts {
+		if co.Spec.Container != name {
+			continue
+		}
+		if co.Err != nil {
+			fmt.Fprintf(&bad, "--copy-out %s failed: %v\n", co.Spec, co.Err)
+			continue
+		}
+		fmt.Fprintf(&ok, "copied out %s into %s: %d files, %d bytes", co.Spec.Path, co.Spec.HostDir, co.Files, co.Bytes)
+		if n := len(co.Skipped); n > 0 {
+			fmt.Fprintf(&ok, ", %d entries skipped (symlinks, devices: not copied)", n)
+		}
+		ok.WriteString("\n")
+	}
+	return ok.String(), bad.String()
 }
 
 // caseName names a container's testcase: init containers and sidecars

@@ -12,6 +12,7 @@ import (
 
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/runner/admission"
+	"github.com/podrun/podrun/runner/artifacts"
 	"github.com/podrun/podrun/runner/report/junit"
 	"github.com/podrun/podrun/runner/report/junit/junittest"
 )
@@ -242,4 +243,34 @@ func exitCode(c junit.Testcase) string {
 		}
 	}
 	return ""
+}
+
+// A container's --copy-outs: those made in its system-out, those that
+// failed in its system-err.
+func TestJUnitReportCopyOuts(t *testing.T) {
+	pod := junitPod()
+	st := statuses(ended(0, "Completed", "", 1, 2), runningSince(2), ended(0, "Completed", "", 2, 5))
+	spec := func(s string) artifacts.Spec {
+		sp, err := artifacts.ParseSpec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp
+	}
+	res := &runner.Result{Pods: []runner.PodResult{{Pod: pod, Status: st, Outcome: runner.OutcomeReached, CopyOuts: []runner.CopyOutResult{
+		{Spec: spec("web:/out=/tmp/artifacts"), Files: 2, Bytes: 120, Skipped: []string{"shadow (a symlink to /etc/shadow, not followed)"}},
+		{Spec: spec("web:/out/report.xml=/tmp/r"), Err: errors.New("copying /out/report.xml of container web into /tmp/r: no such file or directory on the volume")},
+	}}}}
+	doc := junit.Report(junit.Run{Pods: []*v1.Pod{pod}, Result: res, Start: t0, End: t0.Add(10 * time.Second)})
+	checkJUnit(t, doc)
+	web := doc.Suites[0].Cases[2]
+	if web.SystemOut == nil || !strings.HasSuffix(web.SystemOut.Value, "copied out /out into /tmp/artifacts: 2 files, 120 bytes, 1 entries skipped (symlinks, devices: not copied)\n") {
+		t.Errorf("system-out %+v", web.SystemOut)
+	}
+	if want := "--copy-out web:/out/report.xml=/tmp/r failed: copying /out/report.xml of container web into /tmp/r: no such file or directory on the volume\n"; web.SystemErr == nil || web.SystemErr.Value != want {
+		t.Errorf("system-err %+v, want %q", web.SystemErr, want)
+	}
+	if doc.Failures != 0 || doc.Errors != 0 || doc.Suites[0].Cases[0].SystemErr != nil {
+		t.Errorf("report %+v", doc)
+	}
 }
