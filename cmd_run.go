@@ -241,7 +241,7 @@ func readManifests(ctx context.Context, cfg runConfig, stdin io.Reader, sigCode 
 	if err != nil {
 		return nil, interrupted(err, sigCode)
 	}
-	if len(set.Pods) == 0 {
+	if len(set.Pods) == 0 && len(set.Jobs) == 0 {
 		names := make([]string, len(cfg.Sources))
 		for i, s := range cfg.Sources {
 			names[i] = sources.DisplayName(s) // a URL without its credentials
@@ -272,6 +272,7 @@ func runPods(cfg runConfig, set *sources.Set, at *attachment, in *interrupts, jr
 	}
 	out, stopLive := startOutputs(cfg, at.terminal(), in, stdout, stderr)
 	defer stopLive()
+	noteWorkloads(set, out.progress)
 	opts := wired(cfg.withManifests(set), out, in.force)
 	opts.Attach = at.start(rt, out)
 	res, err := runner.Run(in.ctx, rt, facts, pods, opts)
@@ -314,7 +315,7 @@ func wired(cfg runner.Config, out runOutputs, force <-chan struct{}) runner.Opti
 // container waiting with InvalidImageName.
 func runFailed(err error, res *runner.Result, output string, stdout io.Writer, sigCode func() int) error {
 	if res != nil && output != "text" {
-		if perr := printPods(stdout, output, res.Pods); perr != nil {
+		if perr := printPods(stdout, output, res); perr != nil {
 			return podrunError(errors.Join(err, perr))
 		}
 	}
@@ -333,8 +334,9 @@ func report(res *runner.Result, output string, progress runner.Progress, stdout 
 			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s%s)", p.Pod.Name, p.Outcome, p.Status.Phase, reason))
 		}
 	}
+	reportJobs(res, progress)
 	if output != "text" {
-		if err := printPods(stdout, output, res.Pods); err != nil {
+		if err := printPods(stdout, output, res); err != nil {
 			return podrunError(err)
 		}
 	}
@@ -346,16 +348,8 @@ func report(res *runner.Result, output string, progress runner.Progress, stdout 
 	return &exitError{code: code, err: res.Err()}
 }
 
-// printPods prints the final pods as a v1.Pod, or a v1.List for several.
-func printPods(w io.Writer, format string, results []runner.PodResult) error {
-	pods := make([]*v1.Pod, len(results))
-	for i, r := range results {
-		p := podlist.WithKind(r.Pod)
-		p.Status = r.Status
-		pods[i] = p
-	}
-	if len(pods) == 1 {
-		return writeObject(w, format, pods[0])
-	}
-	return writeObject(w, format, podlist.List(pods))
+// printPods prints the final pods as a v1.Pod, or a v1.List for several
+// or with Jobs (resultObjects).
+func printPods(w io.Writer, format string, res *runner.Result) error {
+	return writeObject(w, format, resultObjects(res))
 }

@@ -107,7 +107,7 @@ func dryRun(ctx context.Context, cfg runConfig, set *sources.Set, stdout, stderr
 			return podrunError(err)
 		}
 	}
-	for _, n := range res.Notes {
+	for _, n := range append(workloadNotes(set), res.Notes...) {
 		fmt.Fprintf(stderr, "podrun: note: %s\n", n)
 	}
 	return nil
@@ -120,7 +120,7 @@ func writeDryRunSummary(w io.Writer, res *runner.DryRunResult) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "pod %s/%s: admitted, QoS class %s\n", p.Pod.Namespace, p.Pod.Name, p.QOSClass)
+		fmt.Fprintf(w, "pod %s/%s%s: admitted, QoS class %s\n", p.Pod.Namespace, p.Pod.Name, jobOfPod(p), p.QOSClass)
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 		for _, c := range p.Containers {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Kind, c.Name, c.Image)
@@ -180,7 +180,8 @@ type dryRunDoc struct {
 }
 
 type dryRunPodDoc struct {
-	Pod           string               `json:"pod"` // namespace/name
+	Pod           string               `json:"pod"`           // namespace/name
+	Job           string               `json:"job,omitempty"` // namespace/name of the Job whose first pod it is
 	UID           string               `json:"uid"`
 	QOSClass      string               `json:"qosClass"`
 	SandboxConfig map[string]any       `json:"sandboxConfig"`
@@ -203,6 +204,9 @@ func dryRunDocument(res *runner.DryRunResult) (*dryRunDoc, error) {
 		}
 		pd := dryRunPodDoc{Pod: p.Pod.Namespace + "/" + p.Pod.Name, UID: string(p.Pod.UID), QOSClass: string(p.QOSClass),
 			SandboxConfig: sb, Containers: []dryRunContainerDoc{}}
+		if p.Job != nil {
+			pd.Job = p.Job.Namespace + "/" + p.Job.Name
+		}
 		for _, c := range p.Containers {
 			cfg, err := containerConfigMap(c.Config)
 			if err != nil {

@@ -367,6 +367,7 @@ func parseHeaders(vals []string) (http.Header, error) {
 func (cfg runConfig) withManifests(set *sources.Set) runner.Config {
 	opts := cfg.Run
 	opts.ConfigMaps, opts.Secrets, opts.GivenUIDs = configMaps(set), secrets(set), givenUIDs(set)
+	opts.Jobs = setJobs(set)
 	if cfg.JUnit != "" {
 		opts.LogTailLines = junitLogLines
 	}

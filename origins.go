@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/sources"
 )
 
@@ -37,6 +38,12 @@ func withOrigins(err error, set *sources.Set) error {
 	for _, p := range set.Pods {
 		where["pod "+p.Namespace+"/"+p.Name+": "] = p.Origin.String()
 	}
+	for _, j := range set.Jobs {
+		where["job "+j.Job.Namespace+"/"+j.Job.Name+": "] = j.Origin.String()
+		for _, p := range runner.JobFirstPods([]runner.Job{runnerJob(j)}) {
+			where["pod "+p.Namespace+"/"+p.Name+": "] = j.Origin.String()
+		}
+	}
 	lines := strings.Split(err.Error(), "\n")
 	named := false
 	for i, l := range lines {
@@ -52,10 +59,11 @@ func withOrigins(err error, set *sources.Set) error {
 	return &originError{msg: strings.Join(lines, "\n"), err: err}
 }
 
-// podPrefix is the "pod NAMESPACE/NAME: " a line starts with.
+// podPrefix is the "pod NAMESPACE/NAME: " (or "job NAMESPACE/NAME: ") a
+// line starts with.
 func podPrefix(line string) (string, bool) {
 	i := strings.Index(line, ": ")
-	if !strings.HasPrefix(line, "pod ") || i < 0 || !strings.Contains(line[:i], "/") {
+	if (!strings.HasPrefix(line, "pod ") && !strings.HasPrefix(line, "job ")) || i < 0 || !strings.Contains(line[:i], "/") {
 		return "", false
 	}
 	return line[:i+2], true

@@ -203,7 +203,7 @@ func (p *podRun) containerInput(c *v1.Container, ref string, restartCount int, p
 		Objects:        volumes.Objects{ConfigMaps: p.r.opts.ConfigMaps, Secrets: p.r.opts.Secrets},
 		MemoryCapacity: p.r.facts.Node.MemoryCapacity, ImageUser: u,
 		SeccompProfileRoot: p.r.opts.seccompProfileRoot(), PodDir: p.dataDir,
-		UsernsBase: p.r.userns[p.uid],
+		UsernsBase: p.usernsBase,
 	}
 }
 

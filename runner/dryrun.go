@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/cri"
@@ -78,9 +81,23 @@ func PodContainers(pod *v1.Pod) []PodContainer {
 	return out
 }
 
+// dryRunJobs maps the UID of each Job's first pods to the Job.
+func dryRunJobs(jobs []Job) map[types.UID]*batchv1.Job {
+	out := map[types.UID]*batchv1.Job{}
+	for _, j := range jobs {
+		for _, p := range JobFirstPods([]Job{j}) {
+			out[p.UID] = j.Job
+		}
+	}
+	return out
+}
+
 // DryRunPod is what a run would send the runtime for one pod.
 type DryRunPod struct {
-	Pod        *v1.Pod
+	Pod *v1.Pod
+	// Job is the Job whose first pod (one of its first, with parallelism)
+	// this is; nil for a pod of the run.
+	Job        *batchv1.Job
 	QOSClass   v1.PodQOSClass
 	Sandbox    *runtimeapi.PodSandboxConfig // RunPodSandbox's config
 	Containers []DryRunContainer            // in PodContainers order
@@ -196,13 +213,27 @@ func DryRun(facts Facts, pods []*v1.Pod, opts Options) (*DryRunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.userns, err = allocateUserns(pods, nil); err != nil {
+	if r.userns, r.jobUserns, err = allocateRunUserns(pods, opts.Jobs, nil); err != nil {
 		return nil, err
 	}
-	res := &DryRunResult{Notes: dryRunNotes(facts, pods, opts)}
+	all := append(slices.Clip(pods), JobFirstPods(opts.Jobs)...)
+	res := &DryRunResult{Notes: dryRunNotes(facts, all, opts)}
 	var errs []error
-	for _, pod := range pods {
-		dp, warnings, err := r.dryRunPod(pod)
+	jobOf := dryRunJobs(opts.Jobs)
+	used := map[string]int{} // user namespace ranges given to a Job's pods
+	for _, pod := range all {
+		p := newPodRun(r, pod)
+		job := jobOf[pod.UID]
+		if job != nil {
+			name, base := job.Namespace+"/"+job.Name, uint32(0)
+			if bases := r.jobUserns[name]; len(bases) > 0 {
+				base = bases[used[name]%len(bases)]
+				used[name]++
+			}
+			p = r.newJobPodRun(pod, base)
+		}
+		dp, warnings, err := r.dryRunPod(p)
+		dp.Job = job
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err))
 			continue
@@ -223,8 +254,8 @@ func DryRun(facts Facts, pods []*v1.Pod, opts Options) (*DryRunResult, error) {
 // under the data dir, the managed /etc/hosts, the termination message
 // file), in the order of SyncPod, stopping at the first error as the run
 // does.
-func (r *runState) dryRunPod(pod *v1.Pod) (DryRunPod, []string, error) {
-	p := newPodRun(r, pod)
+func (r *runState) dryRunPod(p *podRun) (DryRunPod, []string, error) {
+	pod := p.pod
 	p.dataDir = podDir(r.opts.RootDir, p.uid)
 	if r.cgroups != nil {
 		p.cgroup = r.cgroups.PodCgroupName(pod)

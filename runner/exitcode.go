@@ -18,13 +18,21 @@ const (
 	ExitSIGTERM          = 143
 )
 
-// exitCode decides podrun's exit status from every pod's outcome:
-// a podrun error (125) first, then an interruption (129, 130, 141 or 143),
-// then the first failed pod's: 123 when its deadline passed, else its
-// first failed container's exit code; then a timeout (124), else 0.
-func exitCode(results []PodResult, interruptCode int) int {
+// exitCode decides podrun's exit status from every pod's and Job's
+// outcome: a podrun error (125) first, then an interruption (129, 130,
+// 141 or 143), then the first failed pod's (failedPodExitCode: 123 when
+// its deadline passed, else its first failed container's exit code), then
+// the first failed Job's status (JobResult.FailedCode), then a timeout
+// (124), else 0. A Job's own pods count only through their Job: one that
+// failed and was replaced by one that succeeded leaves 0.
+func exitCode(results []PodResult, jobs []JobResult, interruptCode int) int {
 	for _, r := range results {
 		if r.Outcome == OutcomeError {
+			return ExitPodrunError
+		}
+	}
+	for _, j := range jobs {
+		if j.Outcome == OutcomeError {
 			return ExitPodrunError
 		}
 	}
@@ -33,10 +41,12 @@ func exitCode(results []PodResult, interruptCode int) int {
 	}
 	for _, r := range results {
 		if r.Outcome == OutcomeFailed {
-			if r.Status.Reason == ReasonDeadlineExceeded {
-				return ExitDeadlineExceeded
-			}
-			return failedContainerExitCode(r.Pod, r.Status)
+			return failedPodExitCode(r.Pod, r.Status)
+		}
+	}
+	for _, j := range jobs {
+		if j.Outcome == OutcomeFailed {
+			return j.FailedCode
 		}
 	}
 	for _, r := range results {
@@ -44,7 +54,22 @@ func exitCode(results []PodResult, interruptCode int) int {
 			return ExitTimeout
 		}
 	}
+	for _, j := range jobs {
+		if j.Outcome == OutcomeTimeout {
+			return ExitTimeout
+		}
+	}
 	return ExitOK
+}
+
+// failedPodExitCode is a failed pod's exit status: 123 when its
+// activeDeadlineSeconds passed (reason DeadlineExceeded), else its first
+// failed container's exit code.
+func failedPodExitCode(pod *v1.Pod, st v1.PodStatus) int {
+	if st.Reason == ReasonDeadlineExceeded {
+		return ExitDeadlineExceeded
+	}
+	return failedContainerExitCode(pod, st)
 }
 
 // failedContainerExitCode is the exit code of the first failed container in

@@ -224,8 +224,6 @@ func TestPodPhase(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // Fixtures for podStatusFor: a pod with two init containers and two
 // regular containers, and the runtime view "everything running".
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -210,6 +211,36 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir strin
 				e.Root = root
 			}
 			errs = append(errs, e)
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkJobsNotRunning refuses a Job a live podrun runs: one of its pods
+// (a sandbox with the Job's batch.kubernetes.io/controller-uid label) is
+// another run's, or was left running (detached).
+func checkJobsNotRunning(jobs []Job, sbs []*runtimeapi.PodSandbox, rootDir string) error {
+	var errs []error
+	for _, j := range jobs {
+		for _, sb := range sbs {
+			if sb.Labels[batchv1.ControllerUidLabel] != string(j.Job.UID) {
+				continue
+			}
+			o := podOwner(sb)
+			if reclaimable(o) {
+				continue
+			}
+			how := fmt.Sprintf("by podrun pid %d", o.PID)
+			if o.Detached {
+				how = "detached"
+			}
+			e := &alreadyRunningError{Namespace: sb.GetMetadata().GetNamespace(), Name: sb.GetMetadata().GetName(),
+				UID: sb.GetMetadata().GetUid(), How: how}
+			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
+				e.Root = root
+			}
+			errs = append(errs, fmt.Errorf("job %s/%s: its %w", j.Job.Namespace, j.Job.Name, e))
 			break
 		}
 	}

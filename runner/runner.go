@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,6 +79,10 @@ type Config struct {
 	CopyOuts        []artifacts.Spec
 	CopyOutLimit    int64
 	CopyOutRequired bool
+	// Jobs are the run's Jobs (a Job or CronJob document each), which the
+	// run runs beside its pods as their controller would (job.go); their
+	// pods' UIDs are podrun's.
+	Jobs []Job
 }
 
 // Wiring is what a run is connected to: where the containers' output and
@@ -135,16 +140,22 @@ func (r PodResult) Reached() bool { return r.Outcome == OutcomeReached }
 // Result is the outcome of a run.
 type Result struct {
 	Pods []PodResult
+	Jobs []JobResult // in Config.Jobs order
 }
 
 // ExitCode is podrun's exit status; interruptCode is the status of an
 // interruption, 128 + the signal (129 SIGHUP, 130 SIGINT, 141 SIGPIPE: a
 // lost stdout or stderr, 143 SIGTERM), else 0.
-func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, interruptCode) }
+func (r *Result) ExitCode(interruptCode int) int { return exitCode(r.Pods, r.Jobs, interruptCode) }
 
-// Err joins every pod's error.
+// Err joins every pod's and Job's error.
 func (r *Result) Err() error {
 	var errs []error
+	for _, j := range r.Jobs {
+		if j.Err != nil {
+			errs = append(errs, fmt.Errorf("job %s/%s: %w", j.Job.Namespace, j.Job.Name, j.Err))
+		}
+	}
 	for _, p := range r.Pods {
 		_, running := p.Err.(*alreadyRunningError)
 		switch {
@@ -176,6 +187,9 @@ type runState struct {
 	cgroups *cgroups.Host     // nil: no pod cgroups
 	cgsys   cgroups.System    // the host's cgroups, for reclaiming
 	userns  map[string]uint32 // by pod UID: the host ID range of pods with hostUsers false
+	// jobUserns are the host ID ranges each Job (by namespace/name) holds
+	// for its pods with hostUsers false, one per pod it runs at once.
+	jobUserns map[string][]uint32
 }
 
 // Run runs the pods concurrently, on the node and runtime the facts
@@ -193,7 +207,8 @@ func Run(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Opti
 // runPods is Run with the host's cgroups reached through cgsys.
 func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cgroups.System) (*Result, error) {
 	// Admit every pod, and check what else can refuse it, before anything
-	// is listed, reclaimed or created: one refused pod and none runs.
+	// is listed, reclaimed or created: one refused pod and none runs. A
+	// Job's first pods are judged with them.
 	if res, err := refusals(pods, facts, opts); err != nil {
 		return res, err
 	}
@@ -217,10 +232,10 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if err := reclaim(ctx, rt, cgsys, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
 	}
-	if err := checkNotRunning(pods, sbs, opts.RootDir); err != nil {
+	if err := errors.Join(checkNotRunning(pods, sbs, opts.RootDir), checkJobsNotRunning(opts.Jobs, sbs, opts.RootDir)); err != nil {
 		return nil, err
 	}
-	if r.userns, err = allocateUserns(pods, sbs); err != nil {
+	if r.userns, r.jobUserns, err = allocateRunUserns(pods, opts.Jobs, sbs); err != nil {
 		return nil, err
 	}
 
@@ -234,14 +249,22 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	defer stopObs()
 	go r.obs.watch(obsCtx)
 
-	res := &Result{Pods: make([]PodResult, len(pods))}
+	res := &Result{Pods: make([]PodResult, len(pods)), Jobs: make([]JobResult, len(opts.Jobs))}
 	var wg, syncing sync.WaitGroup
 	for i, pod := range pods {
 		wg.Add(1)
 		syncing.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Pods[i] = r.runPod(ctx, waitCtx, pod, syncing.Done)
+			res.Pods[i] = r.runPod(ctx, waitCtx, newPodRun(r, pod), syncing.Done)
+		}()
+	}
+	for i, job := range opts.Jobs {
+		wg.Add(1)
+		syncing.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Jobs[i] = r.runJob(ctx, waitCtx, job, syncing.Done)
 		}()
 	}
 	// Once no pod syncs any more, nobody needs the observer: teardown asks
@@ -260,6 +283,15 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 // ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
 // false on a runtime without user namespaces.
 func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
+	if len(opts.Jobs) > 0 {
+		o := opts
+		o.Jobs = nil
+		res, err := refusals(append(slices.Clip(pods), JobFirstPods(opts.Jobs)...), facts, o)
+		if res != nil {
+			res.Pods = res.Pods[:len(pods)] // the pods of the run; a Job's rejected pod is in the error
+		}
+		return res, err
+	}
 	if facts.Node.Name != "" {
 		if rejected := admission.Admit(pods, facts.Node); rejected != nil {
 			return rejectedResult(pods, rejected), admission.JoinRejections(rejected)
@@ -310,6 +342,10 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	for _, p := range pods {
 		n += len(p.Spec.InitContainers) + len(p.Spec.Containers)
 	}
+	for _, j := range opts.Jobs {
+		t := &j.Job.Spec.Template.Spec
+		n += jobParallel(j.Job) * (len(t.InitContainers) + len(t.Containers))
+	}
 	return &runState{
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
@@ -336,16 +372,21 @@ func (r *runState) progressf(format string, args ...any) {
 	}
 }
 
-// runPod runs one pod: set up, sync until the wait ends, tear down.
-func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func()) PodResult {
-	p := newPodRun(r, pod)
+// runPod runs one pod: set up, sync until the wait ends, tear down. A
+// pod of a Job (p.inJob) is stopped when its Job's controller cancels
+// waitCtx with a *stopCause (OutcomeStopped).
+func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()) PodResult {
+	pod := p.pod
 	o, err := p.syncLoop(waitCtx)
 	synced()
+	var stopped *stopCause
 	switch {
 	case err != nil:
 		o = OutcomeError
 	case o == OutcomeWaiting && ctx.Err() != nil:
 		o = OutcomeInterrupted
+	case o == OutcomeWaiting && errors.As(context.Cause(waitCtx), &stopped):
+		o, p.stopped = OutcomeStopped, true
 	case o == OutcomeWaiting:
 		o = OutcomeTimeout
 	}
@@ -356,9 +397,11 @@ func (r *runState) runPod(ctx, waitCtx context.Context, pod *v1.Pod, synced func
 		p.event("Timeout", "timed out after %s waiting for the pod (--timeout)", r.opts.Timeout)
 	case OutcomeInterrupted:
 		p.event("Interrupted", "stopping")
+	case OutcomeStopped:
+		p.event("Killing", "stopping: %s", stopped.reason)
 	}
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
-	if r.opts.Detach && o == OutcomeReached {
+	if r.opts.Detach && o == OutcomeReached && !p.inJob {
 		// The detach point: the record says from now on that the run left
 		// the pod running on purpose (ps shows it detached, with the last
 		// status podrun saw; reclaim leaves it to `podrun down`). Until it

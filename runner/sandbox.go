@@ -34,7 +34,7 @@ func (p *podRun) podSandboxConfig(attempt uint32) (*runtimeapi.PodSandboxConfig,
 	return sandboxConfig(sandboxInput{
 		Pod: p.pod, Attempt: attempt, Owner: p.r.opts.Owner, RootDir: p.r.opts.RootDir,
 		LogDir: p.logDir, DNS: dns, ClusterDomain: p.r.opts.ClusterDomain, CgroupParent: p.cgroup,
-		UsernsBase: p.r.userns[p.uid], GivenUID: p.r.opts.GivenUIDs[p.pod.UID],
+		UsernsBase: p.usernsBase, GivenUID: p.givenUID,
 	}), warnings, nil
 }
 

@@ -50,7 +50,17 @@ type podRun struct {
 
 	acted actedOn // what the current act touched, for observeActed
 
-	copyOuts []*copyOut // the pod's --copy-outs (copyout.go)
+	copyOuts   []*copyOut // the pod's --copy-outs (copyout.go)
+	wait       WaitMode   // what its run waits for: the run's --wait; complete for a Job's pod
+	usernsBase uint32     // its user namespace's host ID range (hostUsers false), 0: the host's
+	givenUID   bool       // podrun gave its UID (records.go: io.podrun.uid-given)
+	// inJob: a Job's pod, run by its controller (job.go): never left
+	// running by -d, and its statuses go to onStatus.
+	inJob    bool
+	onStatus func(v1.PodStatus)
+	// stopped: its controller stopped it (OutcomeStopped); its final
+	// status is read at teardown, as a pod's that ended is.
+	stopped bool
 }
 
 // actedOn is what an act created, started or stopped.
@@ -68,15 +78,18 @@ func newPodRun(r *runState, pod *v1.Pod) *podRun {
 	}
 	p := &podRun{
 		r: r, pod: pod, uid: uid,
-		logDir:    podLogDir(logsRoot, pod.Namespace, pod.Name, uid),
-		ownLogs:   own,
-		sandboxes: map[string]*runtimeapi.PodSandboxConfig{},
-		ips:       map[string][]string{},
-		reasons:   map[string]waitingReason{},
-		images:    podImages{refs: map[string]string{}, info: map[string]*runtimeapi.Image{}},
-		wake:      r.obs.subscribe(uid),
-		observed:  &runtimeStatus{},
-		copyOuts:  newCopyOuts(pod, r.opts.CopyOuts),
+		logDir:     podLogDir(logsRoot, pod.Namespace, pod.Name, uid),
+		ownLogs:    own,
+		sandboxes:  map[string]*runtimeapi.PodSandboxConfig{},
+		ips:        map[string][]string{},
+		reasons:    map[string]waitingReason{},
+		images:     podImages{refs: map[string]string{}, info: map[string]*runtimeapi.Image{}},
+		wake:       r.obs.subscribe(uid),
+		observed:   &runtimeStatus{},
+		copyOuts:   newCopyOuts(pod, r.opts.CopyOuts),
+		wait:       r.opts.Wait,
+		usernsBase: r.userns[uid],
+		givenUID:   r.opts.GivenUIDs[pod.UID],
 	}
 	p.logs = newLogSet(r.sink, pod.Name, r.multi)
 	p.apiStatus = p.generateAPIStatus()
@@ -94,6 +107,9 @@ func (p *podRun) event(reason, format string, args ...any) {
 func (p *podRun) reportStatus() {
 	if p.r.opts.Progress != nil {
 		p.r.opts.Progress.PodStatus(p.pod, p.apiStatus)
+	}
+	if p.onStatus != nil {
+		p.onStatus(p.apiStatus)
 	}
 }
 
@@ -125,9 +141,11 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 // regular containers show how they ended, and the stopped sandbox makes
 // PodReadyToStartContainers False (PodSandboxNotReady). A pod whose wait
 // ended otherwise (ready, timeout, signal) keeps the status it had then,
-// which says why it was not done.
+// which says why it was not done; a Job's pod its controller stopped is
+// re-read too, as the kubelet reports a deleted pod Failed once its
+// containers are killed.
 func (p *podRun) observeFinal(ctx context.Context) {
-	if !p.ended && p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
+	if !p.ended && !p.stopped && p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
 	if err := p.r.obs.poll(ctx); err != nil {
@@ -157,7 +175,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		p.apiStatus = p.generateAPIStatus()
 		p.reportStatus()
 		p.prober.observe(p.observed, p.apiStatus.PodIP)
-		if o := waitOutcome(p.r.opts.Wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
+		if o := waitOutcome(p.wait, p.pod, p.apiStatus, p.started); o != OutcomeWaiting {
 			return o, nil
 		}
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,6 +87,26 @@ func allocateUserns(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox) (map[string]ui
 		out[string(pod.UID)] = b
 	}
 	return out, nil
+}
+
+// allocateRunUserns is allocateUserns for a run's pods and Jobs: each Job
+// whose pods have hostUsers false holds a range for each pod it runs at
+// once (jobParallel), by namespace/name.
+func allocateRunUserns(pods []*v1.Pod, jobs []Job, sbs []*runtimeapi.PodSandbox) (map[string]uint32, map[string][]uint32, error) {
+	byPod, err := allocateUserns(append(slices.Clip(pods), JobFirstPods(jobs)...), sbs)
+	if err != nil {
+		return nil, nil, err
+	}
+	byJob := map[string][]uint32{}
+	for _, j := range jobs {
+		for _, p := range JobFirstPods([]Job{j}) {
+			if b, ok := byPod[string(p.UID)]; ok {
+				byJob[j.name()] = append(byJob[j.name()], b)
+				delete(byPod, string(p.UID))
+			}
+		}
+	}
+	return byPod, byJob, nil
 }
 
 // checkUserns refuses, before anything is created, pods with hostUsers

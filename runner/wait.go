@@ -48,12 +48,16 @@ const (
 	OutcomeTimeout                    // --timeout expired
 	OutcomeInterrupted                // SIGINT or SIGTERM
 	OutcomeError                      // podrun could not run the pod (exit 125)
+	// OutcomeStopped: the pod's controller stopped it, as the Job
+	// controller deletes a Job's active pods once the Job is over
+	// (job.go); only a Job's pods end so.
+	OutcomeStopped
 )
 
-// String names the outcome: waiting, reached, failed, timeout, interrupted
-// or error.
+// String names the outcome: waiting, reached, failed, timeout,
+// interrupted, error or stopped.
 func (o Outcome) String() string {
-	return [...]string{"waiting", "reached", "failed", "timeout", "interrupted", "error"}[o]
+	return [...]string{"waiting", "reached", "failed", "timeout", "interrupted", "error", "stopped"}[o]
 }
 
 // waitOutcome decides whether the wait for a pod is over, from its API status.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	v1 "k8s.io/api/core/v1"
@@ -40,7 +41,7 @@ const (
 const configSeenLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // supportedMsg ends the error for any kind podrun does not run.
-const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects"
+const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects"
 
 // listItemKind says whether kind is a list kind podrun unwraps and the
 // kind of its items ("" for v1.List, whose items may be of any supported
@@ -367,6 +368,21 @@ func typeMeta(m map[string]any) (kind, apiVersion, name string) {
 	return kind, apiVersion, name
 }
 
+// annotateSourced gives a pod the annotations the kubelet's file and HTTP
+// sources give a static pod: kubernetes.io/config.source (config: file,
+// http or stdin), config.hash (its UID) and, when seen is set,
+// config.seen.
+func annotateSourced(pod *v1.Pod, config string, seen time.Time) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[ConfigSourceAnnotationKey] = config
+	pod.Annotations[ConfigHashAnnotationKey] = string(pod.UID)
+	if !seen.IsZero() {
+		pod.Annotations[ConfigFirstSeenAnnotationKey] = seen.Format(configSeenLayout)
+	}
+}
+
 // document decodes one top-level document: a list or a single object.
 func (d *decoder) document(doc document) {
 	m, ok := doc.value.(map[string]any)
@@ -393,7 +409,7 @@ type listWrapper struct {
 // typed list may omit kind and apiVersion; items of a v1.List need them.
 func (d *decoder) list(doc document, m map[string]any, kind, elem string) {
 	_, apiVersion, _ := typeMeta(m)
-	if !d.checkAPIVersion(doc.origin, kind, "", apiVersion) {
+	if !d.checkAPIVersion(doc.origin, kind, "", apiVersion, "v1") {
 		return
 	}
 	if probs := checkFields(m, reflect.TypeFor[listWrapper]()); len(probs) > 0 {
@@ -426,16 +442,17 @@ func (d *decoder) list(doc document, m map[string]any, kind, elem string) {
 	}
 }
 
-// checkAPIVersion reports an apiVersion other than "v1".
-func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion string) bool {
+// checkAPIVersion reports an apiVersion other than want ("v1", or a
+// workload's group version).
+func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion, want string) bool {
 	p := field.NewPath("apiVersion")
 	switch apiVersion {
-	case "v1":
+	case want:
 		return true
 	case "":
-		d.fieldErrors(o, kind, name, field.ErrorList{field.Required(p, fmt.Sprintf("must be \"v1\" for kind %s", kind))})
+		d.fieldErrors(o, kind, name, field.ErrorList{field.Required(p, fmt.Sprintf("must be %q for kind %s", want, kind))})
 	default:
-		d.fieldErrors(o, kind, name, field.ErrorList{field.NotSupported(p, apiVersion, []string{"v1"})})
+		d.fieldErrors(o, kind, name, field.ErrorList{field.NotSupported(p, apiVersion, []string{want})})
 	}
 	return false
 }
@@ -463,10 +480,14 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}
+		if _, ok := workloadAPIVersions[kind]; ok {
+			d.workload(o, raw, m, kind)
+			return
+		}
 		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", printable(kind), supportedMsg))
 		return
 	}
-	if !d.checkAPIVersion(o, kind, name, apiVersion) {
+	if !d.checkAPIVersion(o, kind, name, apiVersion, "v1") {
 		return
 	}
 	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
@@ -513,14 +534,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	}
 	switch obj := target.(type) {
 	case *v1.Pod:
-		if obj.Annotations == nil {
-			obj.Annotations = map[string]string{}
-		}
-		obj.Annotations[ConfigSourceAnnotationKey] = d.src.config
-		obj.Annotations[ConfigHashAnnotationKey] = string(obj.UID)
-		if !d.opts.Seen.IsZero() {
-			obj.Annotations[ConfigFirstSeenAnnotationKey] = d.opts.Seen.Format(configSeenLayout)
-		}
+		annotateSourced(obj, d.src.config, d.opts.Seen)
 		d.set.Pods = append(d.set.Pods, &Pod{Pod: obj, Origin: o, GivenUID: givenUID, Manifest: manifest})
 	case *v1.ConfigMap:
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})

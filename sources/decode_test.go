@@ -247,20 +247,20 @@ spec:
 		{
 			name:   "unsupported kind",
 			source: "-",
-			data:   "apiVersion: apps/v1\nkind: Deployment\nspec: {}\n",
-			want:   []string{`stdin: document 1: kind Deployment is not supported: podrun runs Pod, ConfigMap and Secret objects`},
+			data:   "apiVersion: v1\nkind: Service\nspec: {}\n",
+			want:   []string{`stdin: document 1: kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "unsupported kind with a name",
 			source: "d.yaml",
-			data:   "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
-			want:   []string{`d.yaml: document 1 (Deployment "x"): kind Deployment is not supported: podrun runs Pod, ConfigMap and Secret objects`},
+			data:   "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n",
+			want:   []string{`d.yaml: document 1 (Service "x"): kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "missing kind",
 			source: "p.yaml",
 			data:   "apiVersion: v1\nmetadata: {name: x}\n",
-			want:   []string{`p.yaml: document 1 (object "x"): kind: Required value: podrun runs Pod, ConfigMap and Secret objects`},
+			want:   []string{`p.yaml: document 1 (object "x"): kind: Required value: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "wrong apiVersion",
@@ -287,12 +287,12 @@ spec:
 kind: List
 items:
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: ok}}
-- {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}}
+- {apiVersion: v1, kind: Service, metadata: {name: d}}
 - {apiVersion: v1, kind: PodList, items: []}
 - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, image: x, comand: []}]}}
 `,
 			want: []string{
-				`list.yaml: document 1, item 2 (Deployment "d"): kind Deployment is not supported: podrun runs Pod, ConfigMap and Secret objects`,
+				`list.yaml: document 1, item 2 (Service "d"): kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`,
 				`list.yaml: document 1, item 3: kind PodList may not be nested in a list`,
 				`list.yaml: document 1, item 4 (Pod "p"): spec.containers[0].comand: unknown field`,
 			},

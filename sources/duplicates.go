@@ -7,9 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// checkDuplicates reports every Pod, ConfigMap or Secret whose
+// checkDuplicates reports every Pod, Job, ConfigMap or Secret whose
 // namespace/name was already used by an object of the same kind, naming
-// both origins. (The kubelet drops such pods within one source with a
+// both origins, and every workload (Deployment, CronJob, ...) defined
+// twice. (The kubelet drops such pods within one source with a
 // FailedValidation event; podrun fails instead.)
 func checkDuplicates(set *Set) []error {
 	var errs []error
@@ -21,6 +22,15 @@ func checkDuplicates(set *Set) []error {
 	var all []entry
 	for _, p := range set.Pods {
 		all = append(all, entry{"Pod", &p.ObjectMeta, p.Origin})
+		if w := p.Workload; w != nil {
+			all = append(all, entry{w.Kind, &metav1.ObjectMeta{Namespace: p.Namespace, Name: w.Name}, p.Origin})
+		}
+	}
+	for _, j := range set.Jobs {
+		all = append(all, entry{"Job", &j.Job.ObjectMeta, j.Origin})
+		if w := j.Workload; w != nil {
+			all = append(all, entry{w.Kind, &metav1.ObjectMeta{Namespace: j.Job.Namespace, Name: w.Name}, j.Origin})
+		}
 	}
 	for _, c := range set.ConfigMaps {
 		all = append(all, entry{"ConfigMap", &c.ObjectMeta, c.Origin})

@@ -75,6 +75,9 @@ type Pod struct {
 	// Manifest is the pod as decoded with the overrides applied, before
 	// its defaults; set with Options.KeepManifests or Options.Overrides.
 	Manifest *v1.Pod
+	// Workload is the Deployment, ReplicaSet, StatefulSet or DaemonSet
+	// the pod was made from; nil for a Pod document.
+	Workload *Workload
 }
 
 // ConfigMap is a decoded, defaulted and validated ConfigMap.
@@ -91,16 +94,21 @@ type Secret struct {
 }
 
 // Set is everything decoded from the specs, each kind in the order given.
+// A Deployment, ReplicaSet, StatefulSet or DaemonSet document is the Pod
+// its controller would make; a Job or a CronJob document is a Job, whose
+// pods the run makes.
 type Set struct {
 	Pods       []*Pod
+	Jobs       []*Job
 	ConfigMaps []*ConfigMap
 	Secrets    []*Secret
 }
 
 func (s *Set) append(o *Set) {
 	s.Pods = append(s.Pods, o.Pods...)
+	s.Jobs = append(s.Jobs, o.Jobs...)
 	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
 	s.Secrets = append(s.Secrets, o.Secrets...)
 }
 
-func (s *Set) len() int { return len(s.Pods) + len(s.ConfigMaps) + len(s.Secrets) }
+func (s *Set) len() int { return len(s.Pods) + len(s.Jobs) + len(s.ConfigMaps) + len(s.Secrets) }

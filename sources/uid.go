@@ -43,11 +43,60 @@ func objectUID(identity string, o Origin, nodeName string, raw, overridden []byt
 	if overridden != nil {
 		writePart(h, overridden)
 	}
-	sum := h.Sum(nil)[:16]
+	return uuidOf(h.Sum(nil))
+}
+
+// derivedUIDScheme versions derivedUID's hash input.
+const derivedUIDScheme = "podrun-derived-uid-v1"
+
+// derivedUID is the UID of an object a controller makes for its parent (a
+// Job's pods, a Deployment's ReplicaSet and its pod): SHA-256 over, each as
+// objectUID writes its parts, "podrun-derived-uid-v1", the parent's UID
+// and role (e.g. "Pod 2", "ReplicaSet web-5d4b8c7f9"), formatted as
+// objectUID's. The same parent and role always give the same UID. An API
+// server gives each a random one.
+func derivedUID(parent types.UID, role string) types.UID {
+	h := sha256.New()
+	for _, part := range []string{derivedUIDScheme, string(parent), role} {
+		writePart(h, []byte(part))
+	}
+	return uuidOf(h.Sum(nil))
+}
+
+// uuidOf formats the first 16 bytes of a hash as a lowercase 8-4-4-4-12
+// UUID with the RFC 4122 version 5 and variant bits.
+func uuidOf(sum []byte) types.UID {
+	sum = sum[:16]
 	sum[6] = sum[6]&0x0f | 0x50
 	sum[8] = sum[8]&0x3f | 0x80
 	s := hex.EncodeToString(sum)
 	return types.UID(s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32])
+}
+
+// generatedNameChars are the characters the API server's generateName
+// suffixes are drawn from (apimachinery's utilrand alphanums: no vowels,
+// no 0, 1 or 3, so that no word is spelt).
+const generatedNameChars = "bcdfghjklmnpqrstvwxz2456789"
+
+// maxGeneratedNameLength is how much of a generateName base the API
+// server keeps (names.MaxGeneratedNameLength: 63 less the 5 characters).
+const maxGeneratedNameLength = 58
+
+// generatedName is the name the API server gives an object created with
+// generateName base: base, cut to 58 characters, and 5 characters of
+// generatedNameChars. The API server draws them at random; podrun takes
+// them from the object's UID (SHA-256 of it, a byte per character, modulo
+// 27), so that one manifest gives the same names run after run.
+func generatedName(base string, uid types.UID) string {
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	sum := sha256.Sum256([]byte(uid))
+	b := []byte(base)
+	for i := range 5 {
+		b = append(b, generatedNameChars[int(sum[i])%len(generatedNameChars)])
+	}
+	return string(b)
 }
 
 func writePart(h hash.Hash, b []byte) {

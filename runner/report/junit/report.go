@@ -29,16 +29,18 @@ const (
 	typePodrunError = "PodrunError" // podrun could not run the pod (exit 125)
 	typeTimeout     = "Timeout"     // --timeout expired
 	typeInterrupted = "Interrupted" // SIGINT or SIGTERM
+	typeStopped     = "Stopped"     // the pod's Job stopped it (it was over)
 )
 
 // Report is a run's JUnit report: one testsuite per pod, named
 // namespace/name, with one testcase per container in spec order (init
 // containers and sidecars first, named "init: NAME" and "sidecar: NAME"),
-// each with its duration, exit code and outcome (containerCase). A run that
-// read no pod has one suite "podrun" whose one case carries the error.
+// each with its duration, exit code and outcome (containerCase), then one
+// per pod of each Job (jobSuites). A run that read no pod has one suite
+// "podrun" whose one case carries the error.
 func Report(in Run) *Testsuites {
 	doc := &Testsuites{Name: "podrun", Time: Seconds(in.End.Sub(in.Start))}
-	if len(in.Pods) == 0 {
+	if len(in.Pods) == 0 && (in.Result == nil || len(in.Result.Jobs) == 0) {
 		msg := "no pod was read"
 		if in.Err != nil {
 			msg = in.Err.Error()
@@ -60,8 +62,37 @@ func Report(in Run) *Testsuites {
 		}
 		doc.Suites = append(doc.Suites, podSuite(in, pr))
 	}
+	if in.Result != nil {
+		for _, j := range in.Result.Jobs {
+			doc.Suites = append(doc.Suites, jobSuites(in, j)...)
+		}
+	}
 	doc.Count()
 	return doc
+}
+
+// jobSuites are the testsuites of a Job's pods, in the order it made
+// them, each with the job and its outcome as properties. The failures of
+// the pods of a Job that completed in the end are skipped cases, saying
+// that the Job made another pod: the Job, not each pod, passed or failed,
+// as podrun's exit status says.
+func jobSuites(in Run, j runner.JobResult) []Testsuite {
+	var out []Testsuite
+	name := j.Job.Namespace + "/" + j.Job.Name
+	for _, pr := range j.Pods {
+		s := podSuite(in, pr)
+		s.Properties.Property = append(s.Properties.Property, properties("job", name, "jobOutcome", j.Outcome.String()).Property...)
+		if j.Reached() {
+			for i := range s.Cases {
+				if f := s.Cases[i].Failure; f != nil {
+					s.Cases[i].Failure = nil
+					s.Cases[i].Skipped = &Skipped{Message: fmt.Sprintf("failed (%s), then the Job %s made another pod and completed", f.Message, name)}
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // errorType is the type of an error of the run as a whole.
@@ -177,6 +208,7 @@ func containerCase(in Run, pr runner.PodResult, c runner.PodContainer, cs *v1.Co
 	cutShort := map[runner.Outcome]*Problem{
 		runner.OutcomeTimeout:     {Type: typeTimeout, Message: "the run timed out (--timeout)"},
 		runner.OutcomeInterrupted: {Type: typeInterrupted, Message: "podrun was interrupted (" + signal + ")"},
+		runner.OutcomeStopped:     {Type: typeStopped, Message: "its Job stopped the pod"},
 	}[pr.Outcome]
 	deadline := deadlinePassed(pr)
 	killedAtDeadline := !deadline.IsZero() && c.Kind != runner.KindSidecar &&

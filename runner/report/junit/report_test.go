@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -272,5 +273,51 @@ func TestJUnitReportCopyOuts(t *testing.T) {
 	}
 	if doc.Failures != 0 || doc.Errors != 0 || doc.Suites[0].Cases[0].SystemErr != nil {
 		t.Errorf("report %+v", doc)
+	}
+}
+
+func TestJUnitReportOfAJob(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "default"}}
+	attempt := func(name string, code int32) runner.PodResult {
+		pod := junitPod()
+		pod.Name = name
+		st := statuses(ended(0, "Completed", "", 1, 2), ended(143, "Error", "", 1.5, 9), ended(code, "Error", "", 2, 3))
+		o := runner.OutcomeReached
+		if code != 0 {
+			o = runner.OutcomeFailed
+		}
+		return runner.PodResult{Pod: pod, Status: st, Outcome: o}
+	}
+	for _, tc := range []struct {
+		name    string
+		outcome runner.Outcome
+		want    string // the first pod's web case
+	}{
+		{"a Job that completed: a pod it replaced is skipped", runner.OutcomeReached,
+			"skipped: failed (exited with code 1 (Error)), then the Job default/pi made another pod and completed"},
+		{"a Job that failed: its pods' failures stand", runner.OutcomeFailed, "failure Error: exited with code 1 (Error)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &runner.Result{Jobs: []runner.JobResult{{Job: job, Outcome: tc.outcome,
+				Pods: []runner.PodResult{attempt("pi-a", 1), attempt("pi-b", 0)}}}}
+			doc := junit.Report(junit.Run{Result: res, NodeName: "node1", Start: t0, End: t0.Add(10 * time.Second)})
+			checkJUnit(t, doc)
+			if len(doc.Suites) != 2 || doc.Suites[0].Name != "default/pi-a" || doc.Suites[1].Name != "default/pi-b" {
+				t.Fatalf("suites %+v, want default/pi-a and default/pi-b", doc.Suites)
+			}
+			if got := caseVerdict(doc.Suites[0].Cases[2]); got != tc.want {
+				t.Errorf("the first pod's web: %s\nwant %s", got, tc.want)
+			}
+			if got := caseVerdict(doc.Suites[1].Cases[2]); got != "passed" {
+				t.Errorf("the second pod's web: %s, want passed", got)
+			}
+			props := map[string]string{}
+			for _, p := range doc.Suites[0].Properties.Property {
+				props[p.Name] = p.Value
+			}
+			if props["job"] != "default/pi" || props["jobOutcome"] != tc.outcome.String() {
+				t.Errorf("properties %v, want job default/pi, jobOutcome %s", props, tc.outcome)
+			}
+		})
 	}
 }
