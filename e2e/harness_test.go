@@ -499,6 +499,11 @@ func (e *env) notePods(args []string, stdin string) {
 		for _, p := range set.Pods {
 			e.uids[string(p.UID)] = true
 		}
+		for _, j := range set.Jobs {
+			for n := range 32 { // a Job's pods' UIDs depend on their number alone
+				e.uids[string(j.Pod(n, -1).UID)] = true
+			}
+		}
 		e.mu.Unlock()
 	}
 }

@@ -90,7 +90,7 @@ type jobRun struct {
 	pods []*jobPodRun
 	res  []PodResult
 	wg   sync.WaitGroup
-	note string // the last note of a back-off, not said twice
+	note string // what the last note of a back-off was about, not said twice
 
 	done    chan jobPodDone // a pod's run ended
 	changed chan struct{}   // a pod's status changed: latest holds it
@@ -353,11 +353,13 @@ func (j *jobRun) backingOff(until time.Time) {
 		failed = "1 failed pod"
 	}
 	note := fmt.Sprintf("waiting %s before the next pod: the Job controller's back-off after %s", wait, failed)
+	key := fmt.Sprint(j.failures())
 	if ads := j.job.Job.Spec.ActiveDeadlineSeconds; ads != nil && until.Equal(j.st.Start.Add(time.Duration(*ads)*time.Second)) {
-		note = fmt.Sprintf("waiting for the pods (activeDeadlineSeconds %d)", *ads)
+		note = fmt.Sprintf("the back-off after %s outlasts activeDeadlineSeconds %d: the Job fails in %s", failed, *ads, wait)
+		key += " deadline"
 	}
-	if note != j.note {
-		j.note = note
+	if key != j.note {
+		j.note = key
 		j.progressf("BackOff", "%s", note)
 	}
 }
