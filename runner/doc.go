@@ -45,6 +45,8 @@
 //	wait.go        waitOutcome: whether the wait condition holds; endOfPod: whether a plan ends the pod, and a kill comes first
 //	deadline.go    ActiveDeadline, PastActiveDeadline: spec.activeDeadlineSeconds (the kubelet's active deadline handler)
 //	copyout.go     --copy-out: a container's volume path copied to a host dir when it ends for good, else at teardown (package runner/artifacts)
+//	jobcontroller.go decideJob: the Job controller's syncJob and manageJob as a pure function (backoffLimit, back-off, deadline, podFailurePolicy, completions, indexes)
+//	job.go         runJob: a Job's run, decideJob carried out with the run's pod runs (docs/workloads.md)
 //	teardown.go    teardown: the pod stopped (killPod), its sandboxes removed, unmount, remove dirs and cgroup
 //	stop.go        how a pod stops, for the run (killPod, killContainer), down (stopForDown) and reclaim (removeSandboxAndPodDirs): grace periods, terminationOrdering, the sandboxes stopped and removed
 //	exitcode.go    exitCode: podrun's exit status from the outcomes

@@ -8,7 +8,10 @@
 // http:// or https:// URL. Each source may hold several YAML documents
 // (block style or the flow-style "KYAML"), a JSON object or a stream of
 // them, and v1 List, PodList, ConfigMapList and SecretList wrappers.
-// Pods, ConfigMaps and Secrets are accepted; every other kind is an error.
+// Pods, ConfigMaps and Secrets are accepted, and the workloads Job,
+// CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet, whose pods
+// are made as their controllers make them (workload.go, apps.go, job.go;
+// docs/workloads.md); every other kind is an error.
 //
 // Where podrun differs from the kubelet, on purpose:
 //   - every document of a file is read, not only the first, and the same
