@@ -153,13 +153,14 @@ func TestE2EWorkloadJobBeyondBackoffLimit(t *testing.T) {
 }
 
 // TestE2EWorkloadJobDeadline: a Job over its activeDeadlineSeconds stops
-// its running pod and fails with DeadlineExceeded; podrun exits 124.
+// its running pod and fails with DeadlineExceeded; podrun exits 123, as
+// for a pod past its own deadline.
 func TestE2EWorkloadJobDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	f := manifest(t, "job.yaml", fillTemplate(t, "workloads/job-deadline.yaml", "SUFFIX", randomSuffix(t)))
 	r := e.startPodrun([]string{"-o", "json", "-f", f}, "").result(scaled(time.Minute))
-	expectCode(t, r, 124)
+	expectCode(t, r, 123)
 	job, pods := jobOutput(t, r.stdout)
 	if c := jobCondition(job, batchv1.JobFailed); c == nil || c.Reason != batchv1.JobReasonDeadlineExceeded {
 		t.Errorf("conditions %+v, want Failed, DeadlineExceeded", job.Status.Conditions)

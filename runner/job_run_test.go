@@ -152,8 +152,8 @@ func TestJobDeadlineStopsTheRunningPod(t *testing.T) {
 	} else if ph := j.Pods[0].Status.Phase; ph != v1.PodFailed {
 		t.Errorf("the stopped pod's phase = %s, want Failed", ph)
 	}
-	if got := res.ExitCode(0); got != runner.ExitTimeout {
-		t.Errorf("ExitCode = %d, want 124", got)
+	if got := res.ExitCode(0); got != runner.ExitDeadlineExceeded {
+		t.Errorf("ExitCode = %d, want 123", got)
 	}
 	if took := time.Since(start); took < time.Second {
 		t.Errorf("the Job ended after %s, before its deadline of 1s", took)
