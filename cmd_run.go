@@ -178,7 +178,7 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	}
 	// Before the runtime is dialled (runner.Run checks them again, with
 	// the rest of what refuses a run).
-	if err := artifacts.CheckRun(setPods(set), cfg.Run.CopyOuts); err != nil {
+	if err := artifacts.CheckRun(podsToCheck(set), cfg.Run.CopyOuts); err != nil {
 		return podrunError(err)
 	}
 	at, err := attachTarget(cfg, set, stdin, stderr)

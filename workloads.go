@@ -26,6 +26,13 @@ func setJobs(set *sources.Set) []runner.Job {
 
 func runnerJob(j *sources.Job) runner.Job { return runner.Job{Job: j.Job, NewPod: j.Pod} }
 
+// podsToCheck are the pods a run's pre-flight checks: the set's pods and
+// the pods each Job makes first (runner.JobFirstPods), as runner.Run's
+// refusals check them.
+func podsToCheck(set *sources.Set) []*v1.Pod {
+	return append(setPods(set), runner.JobFirstPods(setJobs(set))...)
+}
+
 // workloadNotes are what podrun says of the workloads of set before it
 // runs them: a Deployment of 3 replicas runs one pod, a CronJob runs its
 // Job now.

@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,21 @@ func TestE2EWorkloadDeploymentRunsToReady(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "deployment/"+deploy+": replicas 3: podrun runs one pod") {
 		t.Errorf("stderr does not note the replicas\n%s", r)
+	}
+}
+
+// TestE2EWorkloadJobCopyOut: --copy-out works on a Job's pod as on any
+// pod: `podrun --copy-out tests:/out=./artifacts -f job.yaml` brings back
+// the report its exited container wrote to its emptyDir.
+func TestE2EWorkloadJobCopyOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := filepath.Join(t.TempDir(), "artifacts")
+	f := manifest(t, "job.yaml", fillTemplate(t, "workloads/job-copyout.yaml", "SUFFIX", randomSuffix(t)))
+	r := e.runPodrun([]string{"--copy-out", "tests:/out=" + dir, "-f", f}, "")
+	expectCode(t, r, 0)
+	b, err := os.ReadFile(filepath.Join(dir, "report.xml"))
+	if err != nil || string(b) != "<testsuites name=\"e2e\"/>\n" {
+		t.Errorf("report.xml: %q, %v\n%s", b, err, r)
 	}
 }
