@@ -132,7 +132,7 @@ func staticPodFlags() []cli.Flag {
 			Usage: "with --static-pod-names, refuse what a kubelet would refuse or not read in a static pod manifest (a reference to a Secret, ConfigMap, service account or claim; a second document in a file), which is otherwise a warning"},
 		&cli.BoolFlag{Name: "ignore-running-kubelet", Category: catNode,
 			Usage: "with --static-pod-names, run even where a kubelet is at work (its healthz answers, or the runtime runs pods a kubelet made), which a run otherwise refuses: that kubelet kills such pods as orphans"},
-		&cli.StringFlag{Name: "kubelet-healthz-url", Value: runner.DefaultKubeletHealthzURL, Category: catNode,
+		&cli.StringFlag{Name: "kubelet-healthz", Value: runner.DefaultKubeletHealthz, Category: catNode,
 			Usage: "`URL` of the node's kubelet's healthz, asked before static-named pods run (--static-pod-names); '' to not ask"},
 	}
 }

@@ -100,7 +100,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		StaticPodNames:       boolean(c, "static-pod-names"),
 		StaticPodStrict:      boolean(c, "static-pod-strict"),
 		IgnoreRunningKubelet: boolean(c, "ignore-running-kubelet"),
-		KubeletHealthzURL:    str(c, "kubelet-healthz-url"),
+		KubeletHealthzURL:    str(c, "kubelet-healthz"),
 		CopyOuts:             stringListOf(c, "copy-out"),
 		CopyOutLimit:         str(c, "copy-out-limit"),
 		CopyOutRequired:      boolean(c, "copy-out-required"),

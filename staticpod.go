@@ -18,7 +18,7 @@ import (
 type staticPodChecks struct {
 	Strict            bool   // --static-pod-strict
 	IgnoreKubelet     bool   // --ignore-running-kubelet
-	KubeletHealthzURL string // --kubelet-healthz-url
+	KubeletHealthzURL string // --kubelet-healthz
 }
 
 // usage refuses the checks' flags without --static-pod-names, which they

@@ -157,7 +157,7 @@ spec:
 
 	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer kubelet.Close()
-	r := e.runPodrun(append([]string{"--kubelet-healthz-url", kubelet.URL + "/healthz"}, static...), "")
+	r := e.runPodrun(append([]string{"--kubelet-healthz", kubelet.URL + "/healthz"}, static...), "")
 	expectCode(t, r, 125)
 	expectMatch(t, r.stderr, `a kubelet is at work on this node: its healthz \(`+regexp.QuoteMeta(kubelet.URL)+`/healthz\) answers ok\. .*--ignore-running-kubelet`)
 	expectNothingCreated(t, e)
@@ -185,11 +185,11 @@ spec:
 			t.Errorf("removing the kubelet's sandbox: %v", err)
 		}
 	})
-	r = e.runPodrun(append([]string{"--kubelet-healthz-url", ""}, static...), "")
+	r = e.runPodrun(append([]string{"--kubelet-healthz", ""}, static...), "")
 	expectCode(t, r, 125)
 	expectMatch(t, r.stderr, `a kubelet is at work on this node: the runtime runs pods a kubelet made \(kube-system/kube-proxy-look\)`)
 	expectNothingCreated(t, e)
 
-	r = e.runPodrun(append([]string{"--ignore-running-kubelet", "--kubelet-healthz-url", kubelet.URL + "/healthz"}, static...), "")
+	r = e.runPodrun(append([]string{"--ignore-running-kubelet", "--kubelet-healthz", kubelet.URL + "/healthz"}, static...), "")
 	expectCode(t, r, 0)
 }
