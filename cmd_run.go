@@ -78,6 +78,8 @@ func outputFlags() []cli.Flag {
 			Usage: "what to wait for (`MODE`): complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
 		&cli.DurationFlag{Name: "timeout", Category: catOutput, Usage: "`DURATION` limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
+		&cli.BoolFlag{Name: "supervise", Category: catOutput,
+			Usage: "a node's service: keep the pods as the kubelet would (restarts, probes) until a signal tears them down, or, with --static-pod-names, until a kubelet is at work and they are handed over to it; under systemd (Type=notify) READY=1 once every pod is Ready (docs/bootstrap.md)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
 			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
 		dryRunFlag(),
@@ -270,17 +272,29 @@ func runPods(cfg runConfig, set *sources.Set, at *attachment, in *interrupts, jr
 			return interrupted(err, in.exitCode)
 		}
 	}
+	sup, err := startSupervision(in.ctx, cfg, rt, len(pods))
+	if err != nil {
+		return podrunError(err)
+	}
+	defer sup.stop("stopping the pods")
 	out, stopLive := startOutputs(cfg, at.terminal(), in, stdout, stderr)
 	defer stopLive()
+	out.progress = sup.progress(out.progress)
 	noteWorkloads(set, out.progress)
-	opts := wired(cfg.withManifests(set), out, in.force)
+	opts := sup.wire(wired(cfg.withManifests(set), out, in.force))
 	opts.Attach = at.start(rt, out)
 	res, err := runner.Run(in.ctx, rt, facts, pods, opts)
 	at.finish()
 	stopLive()
+	sup.stop("stopping the pods")
 	jr.setResult(res)
 	if err != nil {
 		return runFailed(withOrigins(err, set), res, cfg.Output, out.stdout, in.exitCode)
+	}
+	if sup.handedOver() {
+		if err := handOverPods(in.ctx, cfg, rt, res, stderr); err != nil {
+			return interrupted(err, in.exitCode)
+		}
 	}
 	return withOrigins(report(res, cfg.Output, out.progress, out.stdout, in.exitCode), set)
 }

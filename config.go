@@ -63,6 +63,7 @@ type runFlagValues struct {
 	// NameAllowed: the command takes NAME, the pod to generate (podrun
 	// run and validate; podrun itself takes only -f).
 	NameAllowed bool
+	Supervise   bool
 }
 
 // runFlagsOf reads the run command's flags, wherever on the command line
@@ -104,6 +105,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CopyOuts:             stringListOf(c, "copy-out"),
 		CopyOutLimit:         str(c, "copy-out-limit"),
 		CopyOutRequired:      boolean(c, "copy-out-required"),
+		Supervise:            boolean(c, "supervise"),
 	}
 }
 
@@ -135,6 +137,8 @@ type runConfig struct {
 	Attach, TTY bool
 	// PrintManifests (--dry-run=client): the pods are printed as manifests.
 	PrintManifests bool
+	// Supervise: --supervise, a node's service (supervise.go).
+	Supervise bool
 
 	Facts runner.FactsConfig
 	Run   runner.Config // what the flags say of the run; withManifests adds what the manifests bring, wired the wiring
@@ -184,10 +188,10 @@ func newRunConfig(f runFlagValues, readFile func(string) ([]byte, error)) (runCo
 	return runConfig{
 		Sources: f.Filenames, Headers: headers, ManifestURLCA: f.ManifestURLCA, Endpoint: f.Endpoint, NodeName: nodeName,
 		Output: f.Output, Quiet: f.Quiet, DryRun: f.DryRun, JUnit: f.JUnit, StaticPodNames: f.StaticPodNames,
-		StaticPod: checks,
-		Facts:     factsConfig(f, node),
-		Run:       copyOuts.apply(runnerConfig(f, wait, creds)),
-		Pods:      pods, Attach: f.Pod.Stdin, TTY: f.Pod.TTY, PrintManifests: f.DryRunClient,
+		StaticPod: checks, Supervise: f.Supervise,
+		Facts: factsConfig(f, node),
+		Run:   copyOuts.apply(runnerConfig(f, wait, creds)),
+		Pods:  pods, Attach: f.Pod.Stdin, TTY: f.Pod.TTY, PrintManifests: f.DryRunClient,
 	}, nil
 }
 
@@ -265,6 +269,10 @@ func checkRunUsage(f runFlagValues) (runner.WaitMode, podInput, error) {
 	case "text", "json", "yaml":
 	default:
 		return "", podInput{}, fmt.Errorf("invalid --output %q: want text, json or yaml", f.Output)
+	}
+	if f.Supervise {
+		wait, err := superviseUsage(f, wait)
+		return wait, pods, err
 	}
 	return wait, pods, nil
 }

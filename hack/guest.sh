@@ -94,13 +94,15 @@ die() { printf 'guest: error: %s\n' "$*" >&2; exit 1; }
 NODE_SHAPE_CORE='TestE2ECgroup(Guaranteed|QOSClasses|QOSCorpus|OOMKilled|ReclaimedWithoutSandbox)$|TestE2EUsernsHostUsersFalse$|TestE2EReclaimAfterKill9$|TestE2EConformance/^(admin|pods)$/^(resource|qos)$/^(cpu-constraints-pod|qos-pod|qos-pod-5|pod-level-resources)[.]yaml$'
 NODE_SHAPE_MORE='TestE2ECgroupConcurrentRuns$|TestE2EContainerOOMScoreAdj$|TestE2EVolumeReclaimUnmounts$|TestE2EAdmitReasons$|TestE2EFaultStages/^(cgroup|sandbox|teardown)$|TestE2EFaultConcurrentRuns/^two$'
 HANDOVER_RUN='^TestKubeletHandover$'
+# The unit file docs/bootstrap.md ships, run by systemd (Type=notify).
+SUPERVISE_RUN='TestE2ESupervisedUnit$'
 
 # phases: NAME FLAVOR DRIVER KUBELET RUN, one a line.
 phases() {
   cat <<EOF
 containerd16-systemd debian systemd no $NODE_SHAPE_CORE|$NODE_SHAPE_MORE
 containerd16-cgroupfs debian cgroupfs no $NODE_SHAPE_CORE
-containerd2-systemd v2 systemd no $NODE_SHAPE_CORE
+containerd2-systemd v2 systemd no $NODE_SHAPE_CORE|$SUPERVISE_RUN
 containerd2-cgroupfs v2 cgroupfs no $NODE_SHAPE_CORE
 handover-systemd v2 systemd yes $HANDOVER_RUN
 EOF

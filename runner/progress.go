@@ -50,3 +50,40 @@ func (p *plainProgress) Note(message string) {
 func EventLine(pod *v1.Pod, reason, message string) string {
 	return fmt.Sprintf("pod/%s: %s: %s", pod.Name, reason, message)
 }
+
+// TeeProgress reports to every one of ps that is not nil; nil when none is.
+func TeeProgress(ps ...Progress) Progress {
+	var t teeProgress
+	for _, p := range ps {
+		if p != nil {
+			t = append(t, p)
+		}
+	}
+	switch len(t) {
+	case 0:
+		return nil
+	case 1:
+		return t[0]
+	}
+	return t
+}
+
+type teeProgress []Progress
+
+func (t teeProgress) Event(pod *v1.Pod, reason, message string) {
+	for _, p := range t {
+		p.Event(pod, reason, message)
+	}
+}
+
+func (t teeProgress) PodStatus(pod *v1.Pod, status v1.PodStatus) {
+	for _, p := range t {
+		p.PodStatus(pod, status)
+	}
+}
+
+func (t teeProgress) Note(message string) {
+	for _, p := range t {
+		p.Note(message)
+	}
+}

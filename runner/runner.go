@@ -102,6 +102,11 @@ type Wiring struct {
 
 	// Attach, when set, is -i's attach to a container with stdin: true.
 	Attach *Attach
+
+	// HandOver, when closed, ends the wait of every pod still waiting and
+	// leaves it running, detached, for a kubelet that takes it over
+	// (`podrun run --supervise`); nil: never.
+	HandOver <-chan struct{}
 }
 
 // Attach is -i: podrun's stdin streamed into one container of the run,
@@ -245,6 +250,8 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	waitCtx, stopHandOver := handOverContext(waitCtx, opts.HandOver)
+	defer stopHandOver()
 	obsCtx, stopObs := context.WithCancel(context.Background())
 	defer stopObs()
 	go r.obs.watch(obsCtx)
@@ -377,6 +384,7 @@ func (r *runState) progressf(format string, args ...any) {
 // waitCtx with a *stopCause (OutcomeStopped).
 func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()) PodResult {
 	pod := p.pod
+	handedOver := false
 	o, err := p.syncLoop(waitCtx)
 	synced()
 	var stopped *stopCause
@@ -387,6 +395,8 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 		o = OutcomeInterrupted
 	case o == OutcomeWaiting && errors.As(context.Cause(waitCtx), &stopped):
 		o, p.stopped = OutcomeStopped, true
+	case o == OutcomeWaiting && context.Cause(waitCtx) == errHandedOver:
+		o, handedOver = OutcomeReached, true
 	case o == OutcomeWaiting:
 		o = OutcomeTimeout
 	}
@@ -401,7 +411,7 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 		p.event("Killing", "stopping: %s", stopped.reason)
 	}
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
-	if r.opts.Detach && o == OutcomeReached && !p.inJob {
+	if (r.opts.Detach || handedOver) && o == OutcomeReached && !p.inJob {
 		// The detach point: the record says from now on that the run left
 		// the pod running on purpose (ps shows it detached, with the last
 		// status podrun saw; reclaim leaves it to `podrun down`). Until it
@@ -412,7 +422,11 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 		} else {
 			p.logs.finishAll(false)
 			res.Logs = p.readLogTails()
-			p.event("Detached", "leaving the pod running")
+			if handedOver {
+				p.event("HandedOver", "leaving the pod running for the kubelet")
+			} else {
+				p.event("Detached", "leaving the pod running")
+			}
 			res.failWith(p.logsLost())
 			res.CopyOuts = p.copyOutResults("the pod was left running (--detach)")
 			res.failCopyOuts(r.opts.CopyOutRequired)
@@ -429,6 +443,25 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	res.Logs = p.logTails
 	return res
+}
+
+// errHandedOver is the cause that ends a wait when Wiring.HandOver closes.
+var errHandedOver = errors.New("handed over to the kubelet")
+
+// handOverContext is ctx, ended with errHandedOver when handOver closes.
+func handOverContext(ctx context.Context, handOver <-chan struct{}) (context.Context, func()) {
+	if handOver == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-handOver:
+			cancel(errHandedOver)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // failWith makes err, when not nil, one of the pod's errors: the run then

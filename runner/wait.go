@@ -14,6 +14,12 @@ const (
 	WaitComplete WaitMode = "complete"
 	WaitReady    WaitMode = "ready"
 	WaitNone     WaitMode = "none"
+	// WaitSupervise is `podrun run --supervise` (docs/bootstrap.md): no
+	// condition ends the wait but the pod's end (Succeeded or Failed);
+	// the run keeps the pods as the kubelet would, restarts, probes and
+	// all, until a signal or a kubelet's taking them over (Wiring.HandOver).
+	// Not a --wait value.
+	WaitSupervise WaitMode = "supervise"
 )
 
 // ParseWaitMode checks a --wait value.
@@ -70,6 +76,7 @@ func (o Outcome) String() string {
 //   - ready: the Ready condition is True; a pod that Succeeded counts as
 //     reached (it has nothing left to be ready for) and one that Failed as failed.
 //   - none: the pod has been started.
+//   - supervise: nothing but the pod's end.
 func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) Outcome {
 	switch st.Phase {
 	case v1.PodFailed:
