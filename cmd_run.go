@@ -341,11 +341,7 @@ func runFailed(err error, res *runner.Result, output string, stdout io.Writer, s
 func report(res *runner.Result, output string, progress runner.Progress, stdout io.Writer, sigCode func() int) error {
 	for _, p := range res.Pods {
 		if progress != nil {
-			reason := ""
-			if p.Status.Reason != "" {
-				reason = ", reason " + p.Status.Reason // DeadlineExceeded
-			}
-			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s%s)", p.Pod.Name, p.Outcome, p.Status.Phase, reason))
+			progress.Note(podLine(p))
 		}
 	}
 	reportJobs(res, progress)
@@ -360,6 +356,16 @@ func report(res *runner.Result, output string, progress runner.Progress, stdout 
 		return nil
 	}
 	return &exitError{code: code, err: res.Err()}
+}
+
+// podLine is a pod's outcome in a line: "pod/web: reached (phase
+// Running)", "pod/job: failed (phase Failed, reason DeadlineExceeded)".
+func podLine(p runner.PodResult) string {
+	reason := ""
+	if p.Status.Reason != "" {
+		reason = ", reason " + p.Status.Reason // DeadlineExceeded
+	}
+	return fmt.Sprintf("pod/%s: %s (phase %s%s)", p.Pod.Name, p.Outcome, p.Status.Phase, reason)
 }
 
 // printPods prints the final pods as a v1.Pod, or a v1.List for several

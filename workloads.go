@@ -90,7 +90,7 @@ func reportJobs(res *runner.Result, progress runner.Progress) {
 	}
 	for _, j := range res.Jobs {
 		for _, p := range j.Pods {
-			progress.Note(fmt.Sprintf("pod/%s: %s (phase %s)", p.Pod.Name, p.Outcome, p.Status.Phase))
+			progress.Note(podLine(p))
 		}
 		progress.Note(jobLine(j))
 	}
