@@ -80,6 +80,8 @@ func outputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
 		&cli.BoolFlag{Name: "supervise", Category: catOutput,
 			Usage: "a node's service: keep the pods as the kubelet would (restarts, probes) until a signal tears them down, or, with --static-pod-names, until a kubelet is at work and they are handed over to it; under systemd (Type=notify) READY=1 once every pod is Ready (docs/bootstrap.md)"},
+		&cli.BoolFlag{Name: "replace", Category: catOutput,
+			Usage: "first stop a detached pod of the same namespace and name in --root-dir, as 'podrun down' does (preStop hooks, grace period), then run the pod in its place"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Category: catOutput,
 			Usage: "`FORMAT`: text, or json/yaml: print the final pods (v1.Pod, or v1.List for several) on stdout after teardown; container output then goes to stderr. With --dry-run: the CRI configs a run would send"},
 		dryRunFlag(),

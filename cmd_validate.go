@@ -121,6 +121,9 @@ func writeDryRunSummary(w io.Writer, res *runner.DryRunResult) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "pod %s/%s%s: admitted, QoS class %s\n", p.Pod.Namespace, p.Pod.Name, jobOfPod(p), p.QOSClass)
+		if p.RuntimeHandler != "" {
+			fmt.Fprintf(w, "  runtime handler %s (RuntimeClass %s)\n", p.RuntimeHandler, *p.Pod.Spec.RuntimeClassName)
+		}
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 		for _, c := range p.Containers {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Kind, c.Name, c.Image)
@@ -180,12 +183,15 @@ type dryRunDoc struct {
 }
 
 type dryRunPodDoc struct {
-	Pod           string               `json:"pod"`           // namespace/name
-	Job           string               `json:"job,omitempty"` // namespace/name of the Job whose first pod it is
-	UID           string               `json:"uid"`
-	QOSClass      string               `json:"qosClass"`
-	SandboxConfig map[string]any       `json:"sandboxConfig"`
-	Containers    []dryRunContainerDoc `json:"containers"`
+	Pod      string `json:"pod"`           // namespace/name
+	Job      string `json:"job,omitempty"` // namespace/name of the Job whose first pod it is
+	UID      string `json:"uid"`
+	QOSClass string `json:"qosClass"`
+	// RuntimeHandler is RunPodSandbox's runtime_handler, the handler of
+	// the pod's RuntimeClass; absent for the runtime's default.
+	RuntimeHandler string               `json:"runtimeHandler,omitempty"`
+	SandboxConfig  map[string]any       `json:"sandboxConfig"`
+	Containers     []dryRunContainerDoc `json:"containers"`
 }
 
 type dryRunContainerDoc struct {
@@ -203,7 +209,7 @@ func dryRunDocument(res *runner.DryRunResult) (*dryRunDoc, error) {
 			return nil, err
 		}
 		pd := dryRunPodDoc{Pod: p.Pod.Namespace + "/" + p.Pod.Name, UID: string(p.Pod.UID), QOSClass: string(p.QOSClass),
-			SandboxConfig: sb, Containers: []dryRunContainerDoc{}}
+			RuntimeHandler: p.RuntimeHandler, SandboxConfig: sb, Containers: []dryRunContainerDoc{}}
 		if p.Job != nil {
 			pd.Job = p.Job.Namespace + "/" + p.Job.Name
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/cni"
@@ -59,6 +60,7 @@ type runFlagValues struct {
 	CopyOuts             []string
 	CopyOutLimit         string
 	CopyOutRequired      bool
+	Replace              bool
 	Pod                  podFlagValues // podflags.go
 	// NameAllowed: the command takes NAME, the pod to generate (podrun
 	// run and validate; podrun itself takes only -f).
@@ -106,6 +108,7 @@ func runFlagsOf(c *cli.Context) runFlagValues {
 		CopyOutLimit:         str(c, "copy-out-limit"),
 		CopyOutRequired:      boolean(c, "copy-out-required"),
 		Supervise:            boolean(c, "supervise"),
+		Replace:              boolean(c, "replace"),
 	}
 }
 
@@ -328,6 +331,7 @@ func runnerConfig(f runFlagValues, wait runner.WaitMode, creds *credentials.Keyr
 		ImageCredentials:   creds,
 		CgroupRoot:         f.CgroupRoot,
 		SeccompProfileRoot: f.SeccompProfileRoot,
+		Replace:            f.Replace,
 	}
 }
 
@@ -369,13 +373,14 @@ func parseHeaders(vals []string) (http.Header, error) {
 }
 
 // withManifests is the run's configuration: the flags' (runConfig.Run),
-// with the run's ConfigMaps and Secrets, the pods whose UID podrun gave,
+// with the run's ConfigMaps, Secrets and RuntimeClasses, the pods whose UID podrun gave,
 // and with --junit the log lines its report keeps. The wiring (writers,
 // progress, the second signal's channel) is wired's.
 func (cfg runConfig) withManifests(set *sources.Set) runner.Config {
 	opts := cfg.Run
 	opts.ConfigMaps, opts.Secrets, opts.GivenUIDs = configMaps(set), secrets(set), givenUIDs(set)
 	opts.Jobs = setJobs(set)
+	opts.RuntimeClasses = runtimeClasses(set)
 	if cfg.JUnit != "" {
 		opts.LogTailLines = junitLogLines
 	}
@@ -407,6 +412,10 @@ func configMaps(set *sources.Set) []*v1.ConfigMap {
 
 func secrets(set *sources.Set) []*v1.Secret {
 	return objectsOf(set.Secrets, func(s *sources.Secret) *v1.Secret { return s.Secret })
+}
+
+func runtimeClasses(set *sources.Set) []*nodev1.RuntimeClass {
+	return objectsOf(set.RuntimeClasses, func(rc *sources.RuntimeClass) *nodev1.RuntimeClass { return rc.RuntimeClass })
 }
 
 // objectsOf is the API objects of a set's entries, without their origins.

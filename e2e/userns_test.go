@@ -6,7 +6,6 @@ package e2e
 // ranges where the runtime supports them, and are refused where it does not.
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -22,14 +21,8 @@ import (
 // runtime handlers in CRI Status).
 func usernsSupported(t *testing.T) (supported bool, refusal string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := rtClient.Status(ctx, false)
-	if err != nil {
-		t.Fatalf("CRI Status: %v", err)
-	}
 	refusal = "reports no default handler"
-	for _, h := range st.GetRuntimeHandlers() {
+	for _, h := range statusHandlers(t) {
 		if h.GetName() == "" {
 			supported = h.GetFeatures().GetUserNamespaces()
 			refusal = "does not support user namespaces"

@@ -139,9 +139,9 @@ const (
 //     getCgroupDriver), default runtime first.
 //   - CRI-O: crio.CgroupManagerName, its cgroup_manager.
 //
-// podrun runs every pod with the default handler (""); a pod with a
-// RuntimeClass would run with its handler, whose runtime would be the
-// one to read here.
+// The default handler's ("") is the node's driver, as a kubelet has one
+// driver for its node; a pod of a RuntimeClass runs with its class's
+// handler (runtimeclass.go), whose runtime should use the same.
 //
 // driver "" and no error: the info says nothing of a driver (no config,
 // another runtime, a default runtime that is not runc). An error: the info

@@ -120,10 +120,10 @@ func TestCRIOSystemdPodCgroups(t *testing.T) {
 func TestCRIORuntimeHandlers(t *testing.T) {
 	f := false
 	pods := []*v1.Pod{usernsPod("a", &f)}
-	if err := checkUserns(pods, crioHandlers(true)); err != nil {
+	if err := checkUserns(pods, nil, crioHandlers(true)); err != nil {
 		t.Errorf("user namespaces refused on CRI-O's default handler: %v", err)
 	}
-	err := checkUserns(pods, crioHandlers(false))
+	err := checkUserns(pods, nil, crioHandlers(false))
 	if err == nil || !strings.Contains(err.Error(), "the runtime's default handler does not support user namespaces") ||
 		strings.Contains(err.Error(), "containerd") {
 		t.Errorf("refusal: %v", err)

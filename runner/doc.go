@@ -13,8 +13,10 @@
 //	runner.go      Run: the run's order below, one goroutine per pod (runPod)
 //	admission      package runner/admission: whether the node takes each pod
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
-//	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false
+//	runtimeclass.go runtimeHandlers: each pod's RuntimeClass handler, checked against the runtime's (RunPodSandbox's runtime_handler)
+//	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false (of the pod's handler)
 //	reclaim.go     reclaim: what dead podruns left; checkNotRunning
+//	replace.go     --replace: decideReplace, replace: a detached pod of the same name stopped as down stops it (downPods)
 //	datadirs.go    makePodDataDirs: the pod's data dir with its owner record (records.go)
 //	cgroups        package runner/cgroups: the pod cgroup under its QoS cgroup
 //	sync.go        syncLoop and act: the kubelet's SyncPod, in its numbered steps (each step's effect in its operation's file)

@@ -97,10 +97,13 @@ type DryRunPod struct {
 	Pod *v1.Pod
 	// Job is the Job whose first pod (one of its first, with parallelism)
 	// this is; nil for a pod of the run.
-	Job        *batchv1.Job
-	QOSClass   v1.PodQOSClass
-	Sandbox    *runtimeapi.PodSandboxConfig // RunPodSandbox's config
-	Containers []DryRunContainer            // in PodContainers order
+	Job      *batchv1.Job
+	QOSClass v1.PodQOSClass
+	Sandbox  *runtimeapi.PodSandboxConfig // RunPodSandbox's config
+	// RuntimeHandler is RunPodSandbox's runtime_handler: the handler of
+	// the pod's RuntimeClass, "" (the runtime's default) without one.
+	RuntimeHandler string
+	Containers     []DryRunContainer // in PodContainers order
 }
 
 // DryRunContainer is the CreateContainer config of a container's first
@@ -217,7 +220,7 @@ func DryRun(facts Facts, pods []*v1.Pod, opts Options) (*DryRunResult, error) {
 		return nil, err
 	}
 	all := append(slices.Clip(pods), JobFirstPods(opts.Jobs)...)
-	res := &DryRunResult{Notes: dryRunNotes(facts, all, opts)}
+	res := &DryRunResult{Notes: append(dryRunNotes(facts, all, opts), r.notes...)}
 	var errs []error
 	jobOf := dryRunJobs(opts.Jobs)
 	used := map[string]int{} // user namespace ranges given to a Job's pods
@@ -269,9 +272,13 @@ func (r *runState) dryRunPod(p *podRun) (DryRunPod, []string, error) {
 	if err != nil {
 		return DryRunPod{}, nil, err
 	}
+	handler, err := lookupRuntimeHandler(pod, r.opts.RuntimeClasses) // refusals checked it
+	if err != nil {
+		return DryRunPod{}, nil, err
+	}
 	labelPlaceholders(sandbox.Labels)
 	p.pod = withEnvFilePlaceholders(pod) // the configs' view; the sandbox's is the pod's own
-	out := DryRunPod{Pod: pod, QOSClass: podresources.QOSClass(pod), Sandbox: sandbox}
+	out := DryRunPod{Pod: pod, QOSClass: podresources.QOSClass(pod), Sandbox: sandbox, RuntimeHandler: handler}
 	for _, c := range PodContainers(p.pod) {
 		cfg, err := p.dryRunContainerConfig(c.Container)
 		if err != nil {
@@ -358,10 +365,14 @@ func envFileRef(pod *v1.Pod, e v1.EnvVar) *v1.FileKeySelector {
 // assumed, for the questions a run asks the runtime; and the cgroup driver
 // the pod cgroups are named for, when there are pod cgroups.
 func dryRunNotes(facts Facts, pods []*v1.Pod, opts Options) []string {
-	runtime := "runtime: not asked: its readiness and version, and whether a live podrun already runs one of the pods (a run refuses it), are not checked"
+	running := "whether a live podrun already runs one of the pods (a run refuses it)"
+	if opts.Replace {
+		running = "whether a podrun already runs one of the pods (a run with --replace stops a detached one first, and refuses one a live podrun runs)"
+	}
+	runtime := "runtime: not asked: its readiness and version, and " + running + ", are not checked"
 	if facts.DryRunEndpoint != "" {
 		runtime = "runtime: asked only for its cgroup driver, at " + facts.DryRunEndpoint +
-			": its readiness, and whether a live podrun already runs one of the pods (a run refuses it), are not checked"
+			": its readiness, and " + running + ", are not checked"
 	}
 	notes := []string{
 		runtime,

@@ -210,6 +210,8 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir strin
 			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
 				e.Root = root
 			}
+			// What --replace would take (decideReplace).
+			e.Replaceable = o.Detached && e.Root == "" && !handedOver(sb)
 			errs = append(errs, e)
 			break
 		}
@@ -256,6 +258,9 @@ type alreadyRunningError struct {
 	// Root is the pod's root dir when it is not the run's: `podrun down`
 	// reaches it with that --root-dir.
 	Root string
+	// Replaceable: the run's --replace would stop the pod first (a
+	// detached pod of the run's root dir).
+	Replaceable bool
 }
 
 func (e *alreadyRunningError) Error() string {
@@ -263,8 +268,12 @@ func (e *alreadyRunningError) Error() string {
 	if e.Root != "" {
 		down += " --root-dir " + e.Root
 	}
-	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `%s %s/%s`",
-		e.Namespace, e.Name, e.UID, e.How, down, e.Namespace, e.Name)
+	replace := ""
+	if e.Replaceable {
+		replace = ", or run with --replace to stop it and run the pod anew"
+	}
+	return fmt.Sprintf("pod %s/%s (uid %s) is already running (%s); stop it with `%s %s/%s`%s",
+		e.Namespace, e.Name, e.UID, e.How, down, e.Namespace, e.Name, replace)
 }
 
 func parseInt64(s string) (int64, error) {

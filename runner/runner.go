@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/admission"
@@ -46,6 +47,17 @@ type Config struct {
 	// secrets (the kubelet would fetch them from the API server).
 	ConfigMaps []*v1.ConfigMap
 	Secrets    []*v1.Secret
+
+	// RuntimeClasses of the run: a pod's spec.runtimeClassName names one,
+	// whose handler its sandbox is created with (runtimeclass.go; the
+	// kubelet would fetch them from the API server).
+	RuntimeClasses []*nodev1.RuntimeClass
+
+	// Replace: a detached pod of the same namespace and name in RootDir
+	// is stopped first, as `podrun down` stops it, and the run's pod
+	// takes its place (replace.go); without it such a pod of the same UID
+	// refuses the run.
+	Replace bool
 
 	// GivenUIDs are the pods whose UID podrun gave (their manifests have
 	// no metadata.uid): their sandboxes say so, and `podrun handover`
@@ -195,6 +207,7 @@ type runState struct {
 	// jobUserns are the host ID ranges each Job (by namespace/name) holds
 	// for its pods with hostUsers false, one per pod it runs at once.
 	jobUserns map[string][]uint32
+	notes     []string // what the refusals could not check (runtime handlers), said once the run starts
 }
 
 // Run runs the pods concurrently, on the node and runtime the facts
@@ -222,6 +235,9 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range r.notes {
+		r.progressf("note: %s", n)
+	}
 	if err := r.cgroups.CheckDriver(); err != nil {
 		return nil, fmt.Errorf("cgroup driver %s (%s): %w; if the runtime does not use systemd cgroups either, run podrun with --cgroup-driver=cgroupfs",
 			facts.CgroupDriver, facts.CgroupDriverSource, err)
@@ -236,6 +252,11 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	}
 	if err := reclaim(ctx, rt, cgsys, opts.RootDir, sbs, r.progressf); err != nil {
 		r.progressf("warning: reclaiming leftovers: %v", err)
+	}
+	if opts.Replace {
+		if sbs, err = r.replace(ctx, pods, sbs); err != nil {
+			return nil, err
+		}
 	}
 	if err := errors.Join(checkNotRunning(pods, sbs, opts.RootDir), checkJobsNotRunning(opts.Jobs, sbs, opts.RootDir)); err != nil {
 		return nil, err
@@ -287,8 +308,10 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 // not a reference, names too long for the pod's log dir (checkPathNames), a
 // volume podrun
 // cannot set up (a type that needs an API server or a CSI driver, a
-// ConfigMap or Secret the run lacks, a failed hostPath check), hostUsers
-// false on a runtime without user namespaces.
+// ConfigMap or Secret the run lacks, a failed hostPath check), a
+// RuntimeClass the run lacks or whose handler the runtime does not have
+// (runtimeHandlers), hostUsers false where the pod's handler has no user
+// namespaces.
 func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	if len(opts.Jobs) > 0 {
 		o := opts
@@ -316,10 +339,14 @@ func refusals(pods []*v1.Pod, facts Facts, opts Options) (*Result, error) {
 	if err := artifacts.CheckRun(pods, opts.CopyOuts); err != nil {
 		return nil, err
 	}
+	handlers, _, err := runtimeHandlers(pods, opts.RuntimeClasses, facts)
+	if err != nil {
+		return nil, err
+	}
 	if facts.NoRuntime {
 		return nil, nil // the runtime's handlers are unknown: DryRun notes it
 	}
-	return nil, checkUserns(pods, facts.RuntimeHandlers)
+	return nil, checkUserns(pods, handlers, facts.RuntimeHandlers)
 }
 
 // newRunState is the state of a run, with the options' defaults filled in.
@@ -341,6 +368,12 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", opts.ResolvConf, err)
 	}
+	// The notes of the run's pods and of its Jobs' (their first pods stand
+	// for the rest: one template).
+	_, notes, err := runtimeHandlers(append(slices.Clip(pods), JobFirstPods(opts.Jobs)...), opts.RuntimeClasses, facts)
+	if err != nil {
+		return nil, err
+	}
 	cgHost, err := cgroups.NewHost(opts.CgroupRoot, facts.CgroupDriver, cgsys)
 	if err != nil {
 		return nil, err
@@ -356,7 +389,7 @@ func newRunState(rt Runtime, facts Facts, pods []*v1.Pod, opts Options, cgsys cg
 	return &runState{
 		rt: rt, facts: facts, opts: opts, host: host, now: time.Now, rand: rand.Float64,
 		nodeKeyrings: credentials.NodeKeyrings(opts.ImageCredentials, credentials.NodeDockerConfigDirs(opts.RootDir)),
-		cgroups:      cgHost, cgsys: cgsys,
+		cgroups:      cgHost, cgsys: cgsys, notes: notes,
 		obs:   newObserver(rt, map[string]string{labelRun: opts.Owner.RunID}),
 		sink:  newLogSink(opts.Stdout, opts.Stderr),
 		multi: n > 1,

@@ -84,14 +84,19 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 // the runtime cuts short by going away.
 const runPodSandboxAttempts = 3
 
-// runPodSandbox is RunPodSandbox, made again when the runtime went away
-// during the call (restarted: the client waits for it to come back), as
-// the kubelet's next SyncPod would make it. What the lost call made — a
+// runPodSandbox is RunPodSandbox, with the runtime handler of the pod's
+// RuntimeClass (runtimeclass.go; "" the runtime's default), made again
+// when the runtime went away during the call (restarted: the client waits
+// for it to come back), as the kubelet's next SyncPod would make it. What the lost call made — a
 // sandbox of the pod's run that podrun has no ID of, half made or whole —
 // is removed first, so that nothing is left of it and its name is free.
 func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
 	for attempt := 1; ; attempt++ {
-		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		handler, err := lookupRuntimeHandler(p.pod, p.r.opts.RuntimeClasses) // refusals checked it
+		if err != nil {
+			return "", err
+		}
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, handler)
 		if err == nil || !cri.IsUnavailable(err) || attempt == runPodSandboxAttempts {
 			return id, err
 		}

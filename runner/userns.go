@@ -110,20 +110,18 @@ func allocateRunUserns(pods []*v1.Pod, jobs []Job, sbs []*runtimeapi.PodSandbox)
 }
 
 // checkUserns refuses, before anything is created, pods with hostUsers
-// false when the runtime handler does not report user namespace support
-// (CRI Status RuntimeHandlers[].Features.UserNamespaces, in the facts), as
-// the kubelet does. podrun always uses the default handler ("").
-func checkUserns(pods []*v1.Pod, handlers []*runtimeapi.RuntimeHandler) error {
-	var want []*v1.Pod
+// false when their runtime handler (handlers, by pod UID: a RuntimeClass's;
+// the default "" without one) does not report user namespace support
+// (CRI Status RuntimeHandlers[].Features.UserNamespaces, reported), as
+// the kubelet does.
+func checkUserns(pods []*v1.Pod, handlers map[string]string, reported []*runtimeapi.RuntimeHandler) error {
+	var errs []error
 	for _, p := range pods {
 		if hostUsersOff(p) {
-			want = append(want, p)
+			errs = append(errs, usernsRefusal([]*v1.Pod{p}, reported, handlers[string(p.UID)]))
 		}
 	}
-	if len(want) == 0 {
-		return nil
-	}
-	return usernsRefusal(want, handlers, "")
+	return errors.Join(errs...)
 }
 
 // usernsRefusal: the error for pods (all with hostUsers false) when

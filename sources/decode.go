@@ -14,6 +14,7 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -41,14 +42,28 @@ const (
 const configSeenLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // supportedMsg ends the error for any kind podrun does not run.
-const supportedMsg = "podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects"
+const supportedMsg = "podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects"
+
+// nodeAPIVersion is the apiVersion of RuntimeClass (and RuntimeClassList):
+// node.k8s.io/v1, the only version an API server of v1.25 or later serves.
+const nodeAPIVersion = "node.k8s.io/v1"
 
 // listItemKind says whether kind is a list kind podrun unwraps and the
 // kind of its items ("" for v1.List, whose items may be of any supported
 // kind).
 func listItemKind(kind string) (string, bool) {
-	item, ok := map[string]string{"List": "", "PodList": "Pod", "ConfigMapList": "ConfigMap", "SecretList": "Secret"}[kind]
+	item, ok := map[string]string{"List": "", "PodList": "Pod", "ConfigMapList": "ConfigMap", "SecretList": "Secret",
+		"RuntimeClassList": "RuntimeClass"}[kind]
 	return item, ok
+}
+
+// kindAPIVersion is the apiVersion an object or list of kind must have:
+// node.k8s.io/v1 for RuntimeClass and RuntimeClassList, v1 for the rest.
+func kindAPIVersion(kind string) string {
+	if kind == "RuntimeClass" || kind == "RuntimeClassList" {
+		return nodeAPIVersion
+	}
+	return "v1"
 }
 
 // source describes one input: how errors show it, what identifies it in
@@ -81,7 +96,9 @@ func isURL(s string) bool {
 }
 
 // Decode decodes one source's bytes: every document is decoded, defaulted
-// and validated, and duplicate objects within the source are reported.
+// and validated, duplicate objects within the source are reported, and
+// pods that name a RuntimeClass are admitted against the source's
+// (admitRuntimeClasses).
 // source is shown in errors and chooses the UID identity and the
 // config.source annotation: "-" means stdin (shown as "stdin"), an
 // http:// or https:// URL means http, anything else is a file path.
@@ -90,6 +107,7 @@ func Decode(source string, data []byte, opts Options) (*Set, error) {
 	opts.matched = make([]bool, len(opts.Overrides.Images))
 	set, errs := decodeSource(sourceFor(source), data, opts)
 	errs = append(errs, checkDuplicates(set)...)
+	errs = append(errs, admitRuntimeClasses(set)...)
 	if len(errs) == 0 {
 		errs = opts.Overrides.unmatchedImages(set.Pods, opts.matched)
 	}
@@ -405,11 +423,12 @@ type listWrapper struct {
 	Items           []json.RawMessage `json:"items"`
 }
 
-// list decodes a List, PodList, ConfigMapList or SecretList. Items of a
-// typed list may omit kind and apiVersion; items of a v1.List need them.
+// list decodes a List, PodList, ConfigMapList, SecretList or
+// RuntimeClassList. Items of a typed list may omit kind and apiVersion;
+// items of a v1.List need them.
 func (d *decoder) list(doc document, m map[string]any, kind, elem string) {
 	_, apiVersion, _ := typeMeta(m)
-	if !d.checkAPIVersion(doc.origin, kind, "", apiVersion, "v1") {
+	if !d.checkAPIVersion(doc.origin, kind, "", apiVersion, kindAPIVersion(kind)) {
 		return
 	}
 	if probs := checkFields(m, reflect.TypeFor[listWrapper]()); len(probs) > 0 {
@@ -435,15 +454,15 @@ func (d *decoder) list(doc document, m map[string]any, kind, elem string) {
 				continue
 			}
 			if iapi == "" {
-				im["apiVersion"] = "v1"
+				im["apiVersion"] = kindAPIVersion(elem)
 			}
 		}
 		d.object(o, doc.raw, im)
 	}
 }
 
-// checkAPIVersion reports an apiVersion other than want ("v1", or a
-// workload's group version).
+// checkAPIVersion reports an apiVersion other than want (kindAPIVersion,
+// or a workload's group version).
 func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion, want string) bool {
 	p := field.NewPath("apiVersion")
 	switch apiVersion {
@@ -457,7 +476,8 @@ func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion, want string)
 	return false
 }
 
-// object decodes, defaults and validates one Pod, ConfigMap or Secret.
+// object decodes, defaults and validates one Pod, ConfigMap, Secret or
+// RuntimeClass.
 func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	kind, apiVersion, name := typeMeta(m)
 	var target any
@@ -468,6 +488,8 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		target = &v1.ConfigMap{}
 	case "Secret":
 		target = &v1.Secret{}
+	case "RuntimeClass":
+		target = &nodev1.RuntimeClass{}
 	case "":
 		if _, ok := m["kind"]; ok {
 			d.fail(o, "", name, "kind", fmt.Sprintf("expected string, got %s", describe(m["kind"])))
@@ -487,7 +509,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		d.fail(o, kind, name, "", fmt.Sprintf("kind %s is not supported: %s", printable(kind), supportedMsg))
 		return
 	}
-	if !d.checkAPIVersion(o, kind, name, apiVersion, "v1") {
+	if !d.checkAPIVersion(o, kind, name, apiVersion, kindAPIVersion(kind)) {
 		return
 	}
 	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
@@ -522,6 +544,9 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	case *v1.Secret:
 		defaultSecret(obj)
 		errs = validateSecret(obj)
+	case *nodev1.RuntimeClass:
+		defaultRuntimeClass(obj)
+		errs = validateRuntimeClass(obj)
 	}
 	if len(errs) > 0 {
 		d.fieldErrors(o, kind, name, errs)
@@ -540,6 +565,8 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 		d.set.ConfigMaps = append(d.set.ConfigMaps, &ConfigMap{ConfigMap: obj, Origin: o})
 	case *v1.Secret:
 		d.set.Secrets = append(d.set.Secrets, &Secret{Secret: obj, Origin: o})
+	case *nodev1.RuntimeClass:
+		d.set.RuntimeClasses = append(d.set.RuntimeClasses, &RuntimeClass{RuntimeClass: obj, Origin: o})
 	}
 }
 

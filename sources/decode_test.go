@@ -110,6 +110,30 @@ items: [{metadata: {name: s, namespace: ns}}]
 			want: []string{"ConfigMap default/c @1.1", "Secret ns/s @2.1"},
 		},
 		{
+			name: "RuntimeClass, its namespace cleared, in a RuntimeClassList and a v1.List",
+			data: `apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: a, namespace: ignored}
+handler: runc
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClassList
+items:
+- metadata: {name: b}
+  handler: kata
+  overhead: {podFixed: {cpu: 250m, memory: 120Mi}}
+  scheduling:
+    nodeSelector: {sandbox: kata}
+    tolerations: [{key: sandbox, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: c}, handler: crun}
+`,
+			want: []string{"RuntimeClass /a handler runc @1.0", "RuntimeClass /b handler kata @2.1", "RuntimeClass /c handler crun @3.1"},
+		},
+		{
 			name: "empty input",
 			data: "\n# nothing\n",
 			want: nil,
@@ -138,6 +162,9 @@ func describeSet(s *Set) []string {
 	}
 	for _, c := range s.Secrets {
 		out = append(out, "Secret "+c.Namespace+"/"+c.Name+" @"+at(c.Origin))
+	}
+	for _, rc := range s.RuntimeClasses {
+		out = append(out, "RuntimeClass "+rc.Namespace+"/"+rc.Name+" handler "+rc.Handler+" @"+at(rc.Origin))
 	}
 	return out
 }
@@ -248,19 +275,19 @@ spec:
 			name:   "unsupported kind",
 			source: "-",
 			data:   "apiVersion: v1\nkind: Service\nspec: {}\n",
-			want:   []string{`stdin: document 1: kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
+			want:   []string{`stdin: document 1: kind Service is not supported: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "unsupported kind with a name",
 			source: "d.yaml",
 			data:   "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n",
-			want:   []string{`d.yaml: document 1 (Service "x"): kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
+			want:   []string{`d.yaml: document 1 (Service "x"): kind Service is not supported: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "missing kind",
 			source: "p.yaml",
 			data:   "apiVersion: v1\nmetadata: {name: x}\n",
-			want:   []string{`p.yaml: document 1 (object "x"): kind: Required value: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
+			want:   []string{`p.yaml: document 1 (object "x"): kind: Required value: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		},
 		{
 			name:   "wrong apiVersion",
@@ -273,6 +300,64 @@ spec:
 			source: "p.yaml",
 			data:   "kind: Secret\nmetadata: {name: x}\n",
 			want:   []string{`p.yaml: document 1 (Secret "x"): apiVersion: Required value: must be "v1" for kind Secret`},
+		},
+		{
+			name:   "RuntimeClass of another apiVersion",
+			source: "rc.yaml",
+			data:   "apiVersion: node.k8s.io/v1beta1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n",
+			want:   []string{`rc.yaml: document 1 (RuntimeClass "kata"): apiVersion: Unsupported value: "node.k8s.io/v1beta1": supported values: "node.k8s.io/v1"`},
+		},
+		{
+			name:   "RuntimeClass without apiVersion",
+			source: "rc.yaml",
+			data:   "kind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n",
+			want:   []string{`rc.yaml: document 1 (RuntimeClass "kata"): apiVersion: Required value: must be "node.k8s.io/v1" for kind RuntimeClass`},
+		},
+		{
+			name:   "RuntimeClass of apiVersion v1",
+			source: "rc.yaml",
+			data:   "apiVersion: v1\nkind: RuntimeClassList\nitems: []\n",
+			want:   []string{`rc.yaml: document 1: apiVersion: Unsupported value: "v1": supported values: "node.k8s.io/v1"`},
+		},
+		{
+			name:   "RuntimeClass fields checked strictly and validated as the API server does",
+			source: "rc.yaml",
+			data: `apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: a}
+handler: kata
+runtimeHandler: kata
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: b}
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: c}
+handler: Kata_Containers
+overhead: {podFixed: {cpu: "-1", gpu: "1"}}
+scheduling:
+  nodeSelector: {"bad key!": x}
+  tolerations: [{key: k, operator: Exists}, {key: k, operator: Exists, tolerationSeconds: 5, effect: NoExecute}, {key: k, operator: Exists}]
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: d}
+handler: runc
+---
+{apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: d, namespace: other}, handler: runc}
+`,
+			want: []string{
+				`rc.yaml: document 1 (RuntimeClass "a"): runtimeHandler: unknown field`,
+				`rc.yaml: document 2 (RuntimeClass "b"): handler: Required value`,
+				`rc.yaml: document 3 (RuntimeClass "c"): handler: Invalid value: "Kata_Containers": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+				`rc.yaml: document 3 (RuntimeClass "c"): overhead.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`,
+				`rc.yaml: document 3 (RuntimeClass "c"): overhead.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified`,
+				`rc.yaml: document 3 (RuntimeClass "c"): scheduling.nodeSelector: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+				`rc.yaml: document 3 (RuntimeClass "c"): scheduling.tolerations[2]: Duplicate value: {"key":"k","operator":"Exists"}`,
+				`rc.yaml: document 5 (RuntimeClass "d"): metadata.name: Duplicate value: "d": RuntimeClass d is also defined in rc.yaml: document 4`,
+			},
 		},
 		{
 			name:   "not an object",
@@ -292,7 +377,7 @@ items:
 - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, image: x, comand: []}]}}
 `,
 			want: []string{
-				`list.yaml: document 1, item 2 (Service "d"): kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`,
+				`list.yaml: document 1, item 2 (Service "d"): kind Service is not supported: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`,
 				`list.yaml: document 1, item 3: kind PodList may not be nested in a list`,
 				`list.yaml: document 1, item 4 (Pod "p"): spec.containers[0].comand: unknown field`,
 			},

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/sources/imageref"
@@ -274,6 +275,13 @@ func defaultSecret(s *v1.Secret) {
 		s.Data[k] = []byte(v)
 	}
 	s.StringData = nil
+}
+
+// defaultRuntimeClass clears a RuntimeClass's namespace: the object is
+// cluster-scoped, and the API server clears a namespace given on create
+// (EnsureObjectNamespaceMatchesRequestNamespace). It has no defaults.
+func defaultRuntimeClass(rc *nodev1.RuntimeClass) {
+	rc.Namespace = ""
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -7,11 +7,14 @@
 // start with a dot, in lexical order, not recursive), "-" for stdin, or an
 // http:// or https:// URL. Each source may hold several YAML documents
 // (block style or the flow-style "KYAML"), a JSON object or a stream of
-// them, and v1 List, PodList, ConfigMapList and SecretList wrappers.
-// Pods, ConfigMaps and Secrets are accepted, and the workloads Job,
-// CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet, whose pods
-// are made as their controllers make them (workload.go, apps.go, job.go;
-// docs/workloads.md); every other kind is an error.
+// them, and v1 List, PodList, ConfigMapList, SecretList and (node.k8s.io/v1)
+// RuntimeClassList wrappers. Pods, ConfigMaps, Secrets and RuntimeClasses
+// are accepted, and the workloads Job, CronJob, Deployment, ReplicaSet,
+// StatefulSet and DaemonSet, whose pods are made as their controllers make
+// them (workload.go, apps.go, job.go; docs/workloads.md); every other kind
+// is an error. A pod (or a workload's pod template) that names a
+// RuntimeClass is admitted against the run's as the API server's
+// RuntimeClass admission admits it (runtimeclass.go).
 //
 // Where podrun differs from the kubelet, on purpose:
 //   - every document of a file is read, not only the first, and the same
@@ -37,7 +40,8 @@
 // documents and dispatches kinds, strict.go checks fields against the Go
 // types, defaults.go and imageref.go apply API defaulting, validate.go
 // checks what podrun relies on, duplicates.go finds objects defined
-// twice, uid.go computes object UIDs and errors.go renders errors.
+// twice, runtimeclass.go admits pods against the RuntimeClasses, uid.go
+// computes object UIDs and errors.go renders errors.
 // overrides.go applies --image and --env to each pod before its defaults;
 // runpod.go generates the pod of `podrun run NAME --image IMAGE`, as
 // kubectl run does, and decodes it as a manifest.

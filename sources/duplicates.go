@@ -8,7 +8,8 @@ import (
 )
 
 // checkDuplicates reports every Pod, Job, ConfigMap or Secret whose
-// namespace/name was already used by an object of the same kind, naming
+// namespace/name, and every RuntimeClass whose name (it has no
+// namespace), was already used by an object of the same kind, naming
 // both origins, and every workload (Deployment, CronJob, ...) defined
 // twice. (The kubelet drops such pods within one source with a
 // FailedValidation event; podrun fails instead.)
@@ -38,6 +39,9 @@ func checkDuplicates(set *Set) []error {
 	for _, s := range set.Secrets {
 		all = append(all, entry{"Secret", &s.ObjectMeta, s.Origin})
 	}
+	for _, rc := range set.RuntimeClasses {
+		all = append(all, entry{"RuntimeClass", &rc.ObjectMeta, rc.Origin})
+	}
 	first := map[string]Origin{}
 	for _, e := range all {
 		key := e.kind + "/" + e.meta.Namespace + "/" + e.meta.Name
@@ -47,9 +51,13 @@ func checkDuplicates(set *Set) []error {
 			continue
 		}
 		fe := field.Duplicate(field.NewPath("metadata", "name"), e.meta.Name)
+		ref := e.meta.Namespace + "/" + e.meta.Name
+		if e.meta.Namespace == "" { // cluster-scoped
+			ref = e.meta.Name
+		}
 		errs = append(errs, &Error{
 			Origin: e.origin, Kind: e.kind, Name: e.meta.Name, Field: fe.Field,
-			Msg: fmt.Sprintf("%s: %s %s/%s is also defined in %s", fe.ErrorBody(), e.kind, e.meta.Namespace, e.meta.Name, o),
+			Msg: fmt.Sprintf("%s: %s %s is also defined in %s", fe.ErrorBody(), e.kind, ref, o),
 		})
 	}
 	return errs

@@ -247,7 +247,7 @@ func TestErrorsStayOneLine(t *testing.T) {
 		{"apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n\"sp\\nec\": 1\n",
 			`e.yaml: document 1 (Pod "x"): "sp\nec": unknown field`},
 		{"apiVersion: v1\nkind: \"Po\\nd\"\nmetadata: {name: x}\n",
-			`e.yaml: document 1 ("Po\nd" "x"): kind "Po\nd" is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
+			`e.yaml: document 1 ("Po\nd" "x"): kind "Po\nd" is not supported: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects`},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {\"a\\rb\": [1]}\n",
 			`e.yaml: document 1 (ConfigMap "x"): "data[a\rb]": expected string, got array`},
 	} {

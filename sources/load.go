@@ -51,7 +51,9 @@ const defaultHTTPTimeout = 10 * time.Second
 // Reading stdin or a named pipe stops when ctx is cancelled (see pipe.go).
 // Files are capped at 10 MiB. A file, stdin or body that holds no object
 // is an error; an empty directory is not. Two objects of one kind with
-// the same namespace and name are an error naming both.
+// the same namespace and name are an error naming both. Pods that name a
+// RuntimeClass are admitted against the RuntimeClasses of every spec, as
+// the API server admits them (admitRuntimeClasses).
 func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 	if opts.HTTPClient == nil {
 		timeout := opts.HTTPTimeout
@@ -97,6 +99,7 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 		}
 	}
 	errs = append(errs, checkDuplicates(set)...)
+	errs = append(errs, admitRuntimeClasses(set)...)
 	if len(errs) == 0 {
 		errs = opts.Overrides.unmatchedImages(set.Pods, opts.matched)
 	}

@@ -93,7 +93,7 @@ func TestLoadErrors(t *testing.T) {
 		{"file over 10 MiB", []string{big}, "", big + ": larger than the 10 MiB limit"},
 		{"file without objects", []string{empty}, "", empty + ": no objects found"},
 		{"bad file in a directory", []string{badDir}, "", filepath.Join(badDir, "2.yaml") + `: document 1 (Pod "two"): spec.containers[0].comand: unknown field`},
-		{"stdin", []string{"-"}, "apiVersion: v1\nkind: Service\n", "stdin: document 1: kind Service is not supported: podrun runs Pod, ConfigMap and Secret objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects"},
+		{"stdin", []string{"-"}, "apiVersion: v1\nkind: Service\n", "stdin: document 1: kind Service is not supported: podrun runs Pod, ConfigMap, Secret and RuntimeClass objects and the pods of Job, CronJob, Deployment, ReplicaSet, StatefulSet and DaemonSet objects"},
 		{"stdin twice", []string{"-", "-"}, podYAML, "stdin: stdin given more than once"},
 		{"same pod in two sources", []string{dup, "-"}, podYAML, `stdin: document 1 (Pod "web"): metadata.name: Duplicate value: "web": Pod default/web is also defined in ` + dup + `: document 1`},
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 )
 
 // Options configure Load and Decode.
@@ -59,8 +60,9 @@ type Origin struct {
 	// comments or whitespace is skipped and gets no number. Each value of
 	// a JSON stream counts as one document. 0 means the whole source.
 	Doc int
-	// Item is the 1-based index in a List, PodList, ConfigMapList or
-	// SecretList document, 0 when the document is not a list.
+	// Item is the 1-based index in a List, PodList, ConfigMapList,
+	// SecretList or RuntimeClassList document, 0 when the document is not
+	// a list.
 	Item int
 }
 
@@ -93,15 +95,24 @@ type Secret struct {
 	Origin Origin
 }
 
+// RuntimeClass is a decoded and validated node.k8s.io/v1 RuntimeClass: a
+// cluster-scoped object, its namespace cleared as the API server clears
+// it.
+type RuntimeClass struct {
+	*nodev1.RuntimeClass
+	Origin Origin
+}
+
 // Set is everything decoded from the specs, each kind in the order given.
 // A Deployment, ReplicaSet, StatefulSet or DaemonSet document is the Pod
 // its controller would make; a Job or a CronJob document is a Job, whose
 // pods the run makes.
 type Set struct {
-	Pods       []*Pod
-	Jobs       []*Job
-	ConfigMaps []*ConfigMap
-	Secrets    []*Secret
+	Pods           []*Pod
+	Jobs           []*Job
+	ConfigMaps     []*ConfigMap
+	Secrets        []*Secret
+	RuntimeClasses []*RuntimeClass
 }
 
 func (s *Set) append(o *Set) {
@@ -109,6 +120,9 @@ func (s *Set) append(o *Set) {
 	s.Jobs = append(s.Jobs, o.Jobs...)
 	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
 	s.Secrets = append(s.Secrets, o.Secrets...)
+	s.RuntimeClasses = append(s.RuntimeClasses, o.RuntimeClasses...)
 }
 
-func (s *Set) len() int { return len(s.Pods) + len(s.Jobs) + len(s.ConfigMaps) + len(s.Secrets) }
+func (s *Set) len() int {
+	return len(s.Pods) + len(s.Jobs) + len(s.ConfigMaps) + len(s.Secrets) + len(s.RuntimeClasses)
+}

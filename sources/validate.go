@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +43,13 @@ import (
 // the kubelet keeps a static pod's uid unchecked: podrun refuses what its
 // paths cannot hold.
 func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
+	return validateMeta(m, true)
+}
+
+// validateMeta is validateObjectMeta for a namespaced object, or for a
+// cluster-scoped one (namespaced false), whose namespace defaulting has
+// cleared.
+func validateMeta(m *metav1.ObjectMeta, namespaced bool) field.ErrorList {
 	p := field.NewPath("metadata")
 	var errs field.ErrorList
 	if m.Name == "" {
@@ -48,7 +57,9 @@ func validateObjectMeta(m *metav1.ObjectMeta) field.ErrorList {
 	} else {
 		errs = appendMsgs(errs, p.Child("name"), m.Name, validation.IsDNS1123Subdomain(m.Name))
 	}
-	errs = appendMsgs(errs, p.Child("namespace"), m.Namespace, validation.IsDNS1123Label(m.Namespace))
+	if namespaced {
+		errs = appendMsgs(errs, p.Child("namespace"), m.Namespace, validation.IsDNS1123Label(m.Namespace))
+	}
 	if m.UID != "" {
 		errs = appendMsgs(errs, p.Child("uid"), m.UID, validation.IsDNS1123Label(string(m.UID)))
 	}
@@ -121,6 +132,10 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, validateResources(&v1.ResourceRequirements{Limits: spec.Overhead}, sp.Child("overhead"), containerResourceName)...)
 	}
 	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, sp.Child("securityContext"))...)
+	if spec.RuntimeClassName != nil {
+		// The API server's ValidateRuntimeClassName.
+		errs = appendMsgs(errs, sp.Child("runtimeClassName"), *spec.RuntimeClassName, validation.IsDNS1123Subdomain(*spec.RuntimeClassName))
+	}
 	if len(spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
 	}
@@ -734,6 +749,40 @@ func validateSecret(s *v1.Secret) field.ErrorList {
 			if _, ok := s.Data[k]; !ok {
 				errs = append(errs, field.Required(dp.Key(k), ""))
 			}
+		}
+	}
+	return errs
+}
+
+// validateRuntimeClass is the API server's ValidateRuntimeClass
+// (pkg/apis/node/validation): the name a DNS subdomain, the handler a DNS
+// label, the overhead as a container's limits, the scheduling's
+// nodeSelector labels and tolerations valid, each toleration once.
+func validateRuntimeClass(rc *nodev1.RuntimeClass) field.ErrorList {
+	errs := validateMeta(&rc.ObjectMeta, false)
+	hp := field.NewPath("handler")
+	if rc.Handler == "" {
+		errs = append(errs, field.Required(hp, ""))
+	} else {
+		errs = appendMsgs(errs, hp, rc.Handler, validation.IsDNS1123Label(rc.Handler))
+	}
+	if rc.Overhead != nil {
+		errs = append(errs, validateResources(&v1.ResourceRequirements{Limits: rc.Overhead.PodFixed}, field.NewPath("overhead"), containerResourceName)...)
+	}
+	if s := rc.Scheduling; s != nil {
+		sp := field.NewPath("scheduling")
+		errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, sp.Child("nodeSelector"))...)
+		tp := sp.Child("tolerations")
+		errs = append(errs, validateTolerations(s.Tolerations, tp)...)
+		var seen []v1.Toleration
+		for i, t := range s.Tolerations {
+			// Its list key: tolerationSeconds apart.
+			k := v1.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: t.Effect}
+			if slices.ContainsFunc(seen, func(o v1.Toleration) bool { return equality.Semantic.DeepEqual(o, k) }) {
+				errs = append(errs, field.Duplicate(tp.Index(i), t))
+				continue
+			}
+			seen = append(seen, k)
 		}
 	}
 	return errs

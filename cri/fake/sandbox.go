@@ -58,6 +58,9 @@ func (r *runtimeServer) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPo
 	if err := s.crioMakeLogDir(cfg.GetLogDirectory()); err != nil {
 		return nil, err
 	}
+	if h := req.GetRuntimeHandler(); !s.knownHandler(h) {
+		return nil, status.Errorf(codes.Unknown, "unable to get OCI runtime for sandbox %q: no runtime for %q is configured", name, h)
+	}
 	id := s.newID("sandbox")
 	p := &sandbox{
 		id:        id,
@@ -76,6 +79,7 @@ func (r *runtimeServer) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPo
 	}
 	s.names[name] = id
 	s.pods[id] = p
+	s.madeWith = append(s.madeWith, md.GetName()+"="+p.handler)
 	s.emitSandbox(p, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	s.emitSandbox(p, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: id}, nil

@@ -58,6 +58,8 @@ type Server struct {
 
 	cgroupDriver         *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
 	handlers             []*runtimeapi.RuntimeHandler
+	unreported           []string // handlers RunPodSandbox takes that Status does not report
+	madeWith             []string // "POD=HANDLER" of each sandbox made, in order
 	crio                 CRIOWays // CRI-O's ways (crio.go)
 	versionName, version string   // Version's runtime name and version; "" for the fake's own (SetVersion)
 }
@@ -245,6 +247,33 @@ func (s *Server) SetRuntimeHandlers(h []*runtimeapi.RuntimeHandler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handlers = h
+}
+
+// SetUnreportedHandlers makes RunPodSandbox take these runtime handlers
+// besides the default and those SetRuntimeHandlers reports, without Status
+// reporting them, as containerd 1.6 takes the handlers of its config. Any
+// other handler fails RunPodSandbox as containerd fails it.
+func (s *Server) SetUnreportedHandlers(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unreported = names
+}
+
+// SandboxHandlers are the pod name and runtime handler of every sandbox
+// RunPodSandbox made, as "NAME=HANDLER", in order ("NAME=" for the
+// default handler).
+func (s *Server) SandboxHandlers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.madeWith)
+}
+
+// knownHandler tells whether RunPodSandbox takes handler h; s.mu is held.
+func (s *Server) knownHandler(h string) bool {
+	if h == "" || slices.Contains(s.unreported, h) {
+		return true
+	}
+	return slices.ContainsFunc(s.handlers, func(r *runtimeapi.RuntimeHandler) bool { return r.GetName() == h })
 }
 
 // SetCgroupDriver makes RuntimeConfig report the cgroup driver d. Until it
