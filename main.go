@@ -76,6 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			cniCommand(stdout, stderr),
 			completionCommand(stdout),
 			versionCommand(stdout),
+			manCommand(stdout),
 			completeCommand(stdout),
 		},
 	}
