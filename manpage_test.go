@@ -9,7 +9,7 @@ import (
 
 // TestManPage: podrun(1) holds every visible command and flag of the CLI,
 // as roff that no line of text can turn into a request: every line that
-// starts with '.' or '\'' is one of the page's own macros.
+// starts with '.' or '\” is one of the page's own macros.
 func TestManPage(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
 	root := describeApp(app)
