@@ -103,12 +103,9 @@ func cpAction(c *cli.Context, stderr io.Writer) error {
 	// once the copy stopped (over --limit); the error says why.
 	klog.SetLogger(logr.Discard())
 	return withRuntimeUntilSignal(c, func(ctx context.Context, rt runner.Runtime) error {
-		target, notice, err := runner.FindCopyTarget(ctx, rt, pod, str(c, "container"))
+		target, err := findTarget(ctx, rt, runner.FindCopyTarget, pod, str(c, "container"), quiet, stderr)
 		if err != nil {
 			return err
-		}
-		if notice != "" && !quiet {
-			fmt.Fprintln(stderr, notice)
 		}
 		d, err := copyFromContainer(ctx, rt, target, p, hostDir, limit)
 		if d != nil && !quiet {

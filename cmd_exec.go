@@ -83,12 +83,9 @@ func execAction(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error
 	quiet, withStdin := boolean(c, "quiet"), boolean(c, "stdin")
 	tty, termFd := execTerminal(boolean(c, "tty"), withStdin, stdin, stderr, quiet)
 	return withRuntimeUntilSignal(c, func(ctx context.Context, rt runner.Runtime) error {
-		target, notice, err := runner.FindExecTarget(ctx, rt, pod, str(c, "container"))
+		target, err := findTarget(ctx, rt, runner.FindExecTarget, pod, str(c, "container"), quiet, stderr)
 		if err != nil {
 			return err
-		}
-		if notice != "" && !quiet {
-			fmt.Fprintln(stderr, notice)
 		}
 		var code int
 		if !withStdin && !tty {
@@ -256,3 +253,18 @@ func (q *sizeQueue) Next() *remotecommand.TerminalSize {
 }
 
 func (q *sizeQueue) stop() { close(q.done) }
+
+// findTarget finds the running container a command works in (find:
+// runner.FindExecTarget or FindCopyTarget) and, unless quiet, prints on
+// stderr the notice kubectl prints when it picked the container itself.
+func findTarget(ctx context.Context, rt runner.Runtime, find func(context.Context, runner.Runtime, string, string) (runner.ExecTarget, string, error),
+	pod, container string, quiet bool, stderr io.Writer) (runner.ExecTarget, error) {
+	target, notice, err := find(ctx, rt, pod, container)
+	if err != nil {
+		return target, err
+	}
+	if notice != "" && !quiet {
+		fmt.Fprintln(stderr, notice)
+	}
+	return target, nil
+}

@@ -26,38 +26,37 @@ const (
 // (124), else 0. A Job's own pods count only through their Job: one that
 // failed and was replaced by one that succeeded leaves 0.
 func exitCode(results []PodResult, jobs []JobResult, interruptCode int) int {
+	// Every pod, then every Job, each with the status it fails with.
+	type ended struct {
+		outcome Outcome
+		failed  func() int
+	}
+	var all []ended
 	for _, r := range results {
-		if r.Outcome == OutcomeError {
-			return ExitPodrunError
-		}
+		all = append(all, ended{r.Outcome, func() int { return failedPodExitCode(r.Pod, r.Status) }})
 	}
 	for _, j := range jobs {
-		if j.Outcome == OutcomeError {
-			return ExitPodrunError
+		all = append(all, ended{j.Outcome, func() int { return j.FailedCode }})
+	}
+	first := func(o Outcome) (ended, bool) {
+		for _, e := range all {
+			if e.outcome == o {
+				return e, true
+			}
 		}
+		return ended{}, false
+	}
+	if _, ok := first(OutcomeError); ok {
+		return ExitPodrunError
 	}
 	if interruptCode != 0 {
 		return interruptCode
 	}
-	for _, r := range results {
-		if r.Outcome == OutcomeFailed {
-			return failedPodExitCode(r.Pod, r.Status)
-		}
+	if e, ok := first(OutcomeFailed); ok {
+		return e.failed()
 	}
-	for _, j := range jobs {
-		if j.Outcome == OutcomeFailed {
-			return j.FailedCode
-		}
-	}
-	for _, r := range results {
-		if r.Outcome == OutcomeTimeout {
-			return ExitTimeout
-		}
-	}
-	for _, j := range jobs {
-		if j.Outcome == OutcomeTimeout {
-			return ExitTimeout
-		}
+	if _, ok := first(OutcomeTimeout); ok {
+		return ExitTimeout
 	}
 	return ExitOK
 }

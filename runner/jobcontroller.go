@@ -10,6 +10,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -212,9 +213,9 @@ func newJobCounts(job *batchv1.Job, st jobState) *jobCounts {
 		}
 	}
 	if c.indexed {
-		c.succeededIndexes = sortedKeysOf(succeeded)
+		c.succeededIndexes = slices.Sorted(maps.Keys(succeeded))
 		c.succeeded = len(c.succeededIndexes)
-		c.failedIndexes = sortedKeysOf(failed)
+		c.failedIndexes = slices.Sorted(maps.Keys(failed))
 	}
 	return c
 }
@@ -699,15 +700,6 @@ func podReady(st v1.PodStatus) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeysOf(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func ptrTo[T any](v T) *T { return &v }

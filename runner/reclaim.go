@@ -198,25 +198,37 @@ func checkNotRunning(pods []*v1.Pod, sbs []*runtimeapi.PodSandbox, rootDir strin
 			if sb.Labels[labelPodUID] != string(pod.UID) {
 				continue
 			}
-			o := podOwner(sb)
-			if reclaimable(o) {
-				continue
+			if e := runningElsewhere(sb, rootDir); e != nil {
+				e.Namespace, e.Name, e.UID = pod.Namespace, pod.Name, string(pod.UID)
+				errs = append(errs, e)
+				break
 			}
-			how := fmt.Sprintf("by podrun pid %d", o.PID)
-			if o.Detached {
-				how = "detached"
-			}
-			e := &alreadyRunningError{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), How: how}
-			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
-				e.Root = root
-			}
-			// What --replace would take (decideReplace).
-			e.Replaceable = o.Detached && e.Root == "" && !handedOver(sb)
-			errs = append(errs, e)
-			break
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runningElsewhere is the refusal of a pod whose sandbox sb a live
+// podrun runs, or one left running (detached); nil when sb's podrun is
+// gone and a run may reclaim it. rootDir is this run's: a pod of another
+// root dir says so.
+func runningElsewhere(sb *runtimeapi.PodSandbox, rootDir string) *alreadyRunningError {
+	o := podOwner(sb)
+	if reclaimable(o) {
+		return nil
+	}
+	how := fmt.Sprintf("by podrun pid %d", o.PID)
+	if o.Detached {
+		how = "detached"
+	}
+	md := sb.GetMetadata()
+	e := &alreadyRunningError{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), How: how}
+	if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
+		e.Root = root
+	}
+	// What --replace would take (decideReplace).
+	e.Replaceable = o.Detached && e.Root == "" && !handedOver(sb)
+	return e
 }
 
 // checkJobsNotRunning refuses a Job a live podrun runs: one of its pods
@@ -229,21 +241,11 @@ func checkJobsNotRunning(jobs []Job, sbs []*runtimeapi.PodSandbox, rootDir strin
 			if sb.Labels[batchv1.ControllerUidLabel] != string(j.Job.UID) {
 				continue
 			}
-			o := podOwner(sb)
-			if reclaimable(o) {
-				continue
+			if e := runningElsewhere(sb, rootDir); e != nil {
+				e.Replaceable = false // --replace takes pods, not Jobs
+				errs = append(errs, fmt.Errorf("job %s/%s: its %w", j.Job.Namespace, j.Job.Name, e))
+				break
 			}
-			how := fmt.Sprintf("by podrun pid %d", o.PID)
-			if o.Detached {
-				how = "detached"
-			}
-			e := &alreadyRunningError{Namespace: sb.GetMetadata().GetNamespace(), Name: sb.GetMetadata().GetName(),
-				UID: sb.GetMetadata().GetUid(), How: how}
-			if root := sb.Annotations[AnnotationRootDir]; root != rootDir {
-				e.Root = root
-			}
-			errs = append(errs, fmt.Errorf("job %s/%s: its %w", j.Job.Namespace, j.Job.Name, e))
-			break
 		}
 	}
 	return errors.Join(errs...)

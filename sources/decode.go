@@ -57,6 +57,34 @@ func listItemKind(kind string) (string, bool) {
 	return item, ok
 }
 
+// decodeInto decodes document m of kind into target, a pointer to the
+// kind's type, refusing the fields the type lacks (checkFields); false
+// when it recorded an error instead.
+func (d *decoder) decodeInto(o Origin, kind, name string, m map[string]any, target any) bool {
+	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
+		d.problems(o, kind, name, probs)
+		return false
+	}
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, target)
+	}
+	if err != nil {
+		d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Msg: "decoding", Err: err})
+		return false
+	}
+	return true
+}
+
+// objectKinds are the kinds of the objects a run takes besides
+// workloads (workloadKinds): a new object of each kind's type.
+var objectKinds = map[string]func() any{
+	"Pod":          func() any { return &v1.Pod{} },
+	"ConfigMap":    func() any { return &v1.ConfigMap{} },
+	"Secret":       func() any { return &v1.Secret{} },
+	"RuntimeClass": func() any { return &nodev1.RuntimeClass{} },
+}
+
 // kindAPIVersion is the apiVersion an object or list of kind must have:
 // node.k8s.io/v1 for RuntimeClass and RuntimeClassList, v1 for the rest.
 func kindAPIVersion(kind string) string {
@@ -106,6 +134,14 @@ func isURL(s string) bool {
 func Decode(source string, data []byte, opts Options) (*Set, error) {
 	opts.matched = make([]bool, len(opts.Overrides.Images))
 	set, errs := decodeSource(sourceFor(source), data, opts)
+	return finishSet(set, errs, opts)
+}
+
+// finishSet checks what needs every source of a run at once, after the
+// errs of decoding them: no object twice, the pods' RuntimeClasses among
+// the set's, each --image override matched by a container. It returns
+// set, or every error joined.
+func finishSet(set *Set, errs []error, opts Options) (*Set, error) {
 	errs = append(errs, checkDuplicates(set)...)
 	errs = append(errs, admitRuntimeClasses(set)...)
 	if len(errs) == 0 {
@@ -481,16 +517,11 @@ func (d *decoder) checkAPIVersion(o Origin, kind, name, apiVersion, want string)
 func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	kind, apiVersion, name := typeMeta(m)
 	var target any
-	switch kind {
-	case "Pod":
-		target = &v1.Pod{}
-	case "ConfigMap":
-		target = &v1.ConfigMap{}
-	case "Secret":
-		target = &v1.Secret{}
-	case "RuntimeClass":
-		target = &nodev1.RuntimeClass{}
-	case "":
+	newObject, known := objectKinds[kind]
+	switch {
+	case known:
+		target = newObject()
+	case kind == "":
 		if _, ok := m["kind"]; ok {
 			d.fail(o, "", name, "kind", fmt.Sprintf("expected string, got %s", describe(m["kind"])))
 		} else {
@@ -502,7 +533,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 			d.fail(o, kind, name, "", fmt.Sprintf("kind %s may not be nested in a list", kind))
 			return
 		}
-		if _, ok := workloadAPIVersions[kind]; ok {
+		if _, ok := workloadKinds[kind]; ok {
 			d.workload(o, raw, m, kind)
 			return
 		}
@@ -512,16 +543,7 @@ func (d *decoder) object(o Origin, raw []byte, m map[string]any) {
 	if !d.checkAPIVersion(o, kind, name, apiVersion, kindAPIVersion(kind)) {
 		return
 	}
-	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
-		d.problems(o, kind, name, probs)
-		return
-	}
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = json.Unmarshal(b, target)
-	}
-	if err != nil {
-		d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Msg: "decoding", Err: err})
+	if !d.decodeInto(o, kind, name, m, target) {
 		return
 	}
 	var manifest *v1.Pod

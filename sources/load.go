@@ -98,15 +98,7 @@ func Load(ctx context.Context, specs []string, opts Options) (*Set, error) {
 			set.append(s)
 		}
 	}
-	errs = append(errs, checkDuplicates(set)...)
-	errs = append(errs, admitRuntimeClasses(set)...)
-	if len(errs) == 0 {
-		errs = opts.Overrides.unmatchedImages(set.Pods, opts.matched)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return set, nil
+	return finishSet(set, errs, opts)
 }
 
 // input is the content of one source: a file, stdin or a URL.

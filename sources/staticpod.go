@@ -98,18 +98,34 @@ func staticPodReference(pod *v1.Pod) (field, resource string) {
 	return "", ""
 }
 
-// containerFields are the pod's init and regular containers with their
-// field paths, in the order the kubelet visits them.
-func containerFields(spec *v1.PodSpec) (paths []string, cs []*v1.Container) {
+// envReference is the field of the first reference in the env of the
+// pod's init and regular containers, in the order the kubelet visits
+// them (each container's envFrom, then its env): an envFrom source that
+// from picks (its field fromField), or an env var whose valueFrom
+// valueFrom picks (valueFrom.valueField). "" when none.
+func envReference(spec *v1.PodSpec, fromField string, from func(v1.EnvFromSource) bool,
+	valueField string, valueFrom func(*v1.EnvVarSource) bool) string {
+	var paths []string
+	var cs []*v1.Container
 	for i := range spec.InitContainers {
-		paths = append(paths, fmt.Sprintf("spec.initContainers[%d]", i))
-		cs = append(cs, &spec.InitContainers[i])
+		paths, cs = append(paths, fmt.Sprintf("spec.initContainers[%d]", i)), append(cs, &spec.InitContainers[i])
 	}
 	for i := range spec.Containers {
-		paths = append(paths, fmt.Sprintf("spec.containers[%d]", i))
-		cs = append(cs, &spec.Containers[i])
+		paths, cs = append(paths, fmt.Sprintf("spec.containers[%d]", i)), append(cs, &spec.Containers[i])
 	}
-	return paths, cs
+	for i, c := range cs {
+		for j, e := range c.EnvFrom {
+			if from(e) {
+				return fmt.Sprintf("%s.envFrom[%d].%s", paths[i], j, fromField)
+			}
+		}
+		for j, e := range c.Env {
+			if e.ValueFrom != nil && valueFrom(e.ValueFrom) {
+				return fmt.Sprintf("%s.env[%d].valueFrom.%s", paths[i], j, valueField)
+			}
+		}
+	}
+	return ""
 }
 
 // secretReference is the field of the pod's first secret reference, as
@@ -119,18 +135,9 @@ func secretReference(spec *v1.PodSpec) string {
 	if len(spec.ImagePullSecrets) > 0 {
 		return "spec.imagePullSecrets[0]"
 	}
-	paths, cs := containerFields(spec)
-	for i, c := range cs {
-		for j, e := range c.EnvFrom {
-			if e.SecretRef != nil {
-				return fmt.Sprintf("%s.envFrom[%d].secretRef", paths[i], j)
-			}
-		}
-		for j, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				return fmt.Sprintf("%s.env[%d].valueFrom.secretKeyRef", paths[i], j)
-			}
-		}
+	if f := envReference(spec, "secretRef", func(e v1.EnvFromSource) bool { return e.SecretRef != nil },
+		"secretKeyRef", func(s *v1.EnvVarSource) bool { return s.SecretKeyRef != nil }); f != "" {
+		return f
 	}
 	for i, v := range spec.Volumes {
 		f := fmt.Sprintf("spec.volumes[%d]", i)
@@ -170,18 +177,9 @@ func secretReference(spec *v1.PodSpec) string {
 // reference, as the kubelet's VisitPodConfigmapNames goes: the
 // containers' env, then the volumes.
 func configMapReference(spec *v1.PodSpec) string {
-	paths, cs := containerFields(spec)
-	for i, c := range cs {
-		for j, e := range c.EnvFrom {
-			if e.ConfigMapRef != nil {
-				return fmt.Sprintf("%s.envFrom[%d].configMapRef", paths[i], j)
-			}
-		}
-		for j, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-				return fmt.Sprintf("%s.env[%d].valueFrom.configMapKeyRef", paths[i], j)
-			}
-		}
+	if f := envReference(spec, "configMapRef", func(e v1.EnvFromSource) bool { return e.ConfigMapRef != nil },
+		"configMapKeyRef", func(s *v1.EnvVarSource) bool { return s.ConfigMapKeyRef != nil }); f != "" {
+		return f
 	}
 	for i, v := range spec.Volumes {
 		f := fmt.Sprintf("spec.volumes[%d]", i)

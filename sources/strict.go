@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -70,7 +71,7 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			return
 		}
 		fields := w.jsonFields(t)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			ft, ok := fields[k]
 			if !ok {
 				w.add(child(p, k), "unknown field")
@@ -84,7 +85,7 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected object, got %s", describe(v))
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			w.walk(m[k], t.Elem(), key(p, k))
 		}
 	case reflect.Slice, reflect.Array:
@@ -217,15 +218,6 @@ func (w *walker) jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	w.fields[t] = m
 	return m
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // child, key and index extend a field path that may still be the root

@@ -27,14 +27,27 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// workloadAPIVersions is the apiVersion of each workload kind podrun runs.
-var workloadAPIVersions = map[string]string{
-	"Job":         "batch/v1",
-	"CronJob":     "batch/v1",
-	"Deployment":  "apps/v1",
-	"ReplicaSet":  "apps/v1",
-	"StatefulSet": "apps/v1",
-	"DaemonSet":   "apps/v1",
+// workloadKind is a workload kind podrun runs: its apiVersion, a new
+// object of its type, and what makes the kind's pods or Job of one.
+type workloadKind struct {
+	apiVersion string
+	new        func() any
+	decode     func(d *decoder, w workloadObject, obj any)
+}
+
+// kindOf is the workloadKind of type T, decoded by decode.
+func kindOf[T any](apiVersion string, decode func(d *decoder, w workloadObject, obj *T)) workloadKind {
+	return workloadKind{apiVersion, func() any { return new(T) }, func(d *decoder, w workloadObject, obj any) { decode(d, w, obj.(*T)) }}
+}
+
+// workloadKinds are the workload kinds podrun runs.
+var workloadKinds = map[string]workloadKind{
+	"Job":         kindOf("batch/v1", (*decoder).job),
+	"CronJob":     kindOf("batch/v1", (*decoder).cronJob),
+	"Deployment":  kindOf("apps/v1", (*decoder).deployment),
+	"ReplicaSet":  kindOf("apps/v1", (*decoder).replicaSet),
+	"StatefulSet": kindOf("apps/v1", (*decoder).statefulSet),
+	"DaemonSet":   kindOf("apps/v1", (*decoder).daemonSet),
 }
 
 // Workload names the document a pod or a Job of the run was made from
@@ -66,38 +79,16 @@ type workloadObject struct {
 }
 
 // workload decodes one workload document of kind (a key of
-// workloadAPIVersions): its apiVersion and fields, its metadata, then the
+// workloadKinds): its apiVersion and fields, its metadata, then the
 // kind's pods or Job.
 func (d *decoder) workload(o Origin, raw []byte, m map[string]any, kind string) {
 	_, apiVersion, name := typeMeta(m)
-	if !d.checkAPIVersion(o, kind, name, apiVersion, workloadAPIVersions[kind]) {
+	wk := workloadKinds[kind]
+	if !d.checkAPIVersion(o, kind, name, apiVersion, wk.apiVersion) {
 		return
 	}
-	var target any
-	switch kind {
-	case "Job":
-		target = &batchv1.Job{}
-	case "CronJob":
-		target = &batchv1.CronJob{}
-	case "Deployment":
-		target = &appsv1.Deployment{}
-	case "ReplicaSet":
-		target = &appsv1.ReplicaSet{}
-	case "StatefulSet":
-		target = &appsv1.StatefulSet{}
-	case "DaemonSet":
-		target = &appsv1.DaemonSet{}
-	}
-	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
-		d.problems(o, kind, name, probs)
-		return
-	}
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = json.Unmarshal(b, target)
-	}
-	if err != nil {
-		d.errs = append(d.errs, &Error{Origin: o, Kind: kind, Name: name, Msg: "decoding", Err: err})
+	target := wk.new()
+	if !d.decodeInto(o, kind, name, m, target) {
 		return
 	}
 	meta := reflect.ValueOf(target).Elem().FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
@@ -114,20 +105,7 @@ func (d *decoder) workload(o Origin, raw []byte, m map[string]any, kind string) 
 		w.uid, w.givenUID = objectUID(d.src.identity, o, d.opts.NodeName, raw, overridden), true
 		meta.UID = w.uid
 	}
-	switch obj := target.(type) {
-	case *batchv1.Job:
-		d.job(w, obj)
-	case *batchv1.CronJob:
-		d.cronJob(w, obj)
-	case *appsv1.Deployment:
-		d.deployment(w, obj)
-	case *appsv1.ReplicaSet:
-		d.replicaSet(w, obj)
-	case *appsv1.StatefulSet:
-		d.statefulSet(w, obj)
-	case *appsv1.DaemonSet:
-		d.daemonSet(w, obj)
-	}
+	wk.decode(d, w, target)
 }
 
 // workloadTemplate is a workload's pod template.
