@@ -154,15 +154,16 @@ func indexOf(datagrams []string, s string) int {
 	return -1
 }
 
-// TestE2ESupervisedUnit: the unit file docs/bootstrap.md ships
+// TestSystemdSupervisedUnit: the unit file docs/bootstrap.md ships
 // (docs/examples/podrun-bootstrap.service), run by the node's systemd
 // with its ExecStart pointed at the binary under test and a manifest of
 // the test's: systemctl start returns once the pod is Ready (Type=notify),
 // a container killed from the host comes back with the unit still active,
 // and systemctl stop leaves the unit inactive, not failed, with nothing
 // behind. It needs systemd as PID 1: the systemd guest runs it
-// (hack/guest.sh); elsewhere it fails.
-func TestE2ESupervisedUnit(t *testing.T) {
+// (hack/guest.sh); elsewhere it fails. Its name has no "E2E": make e2e
+// (-run E2E) on the host leaves it to the guest.
+func TestSystemdSupervisedUnit(t *testing.T) {
 	if b, err := os.ReadFile("/proc/1/comm"); err != nil || strings.TrimSpace(string(b)) != "systemd" {
 		t.Fatalf("systemd is not PID 1 here (%q, %v): run it in the systemd guest (hack/guest.sh)", b, err)
 	}
