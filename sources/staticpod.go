@@ -70,32 +70,7 @@ func staticPodReference(pod *v1.Pod) (field, resource string) {
 	if len(spec.ResourceClaims) > 0 {
 		return "spec.resourceClaims", "resourceclaims"
 	}
-	for i, v := range spec.Volumes {
-		f := fmt.Sprintf("spec.volumes[%d]", i)
-		switch {
-		case v.CSI != nil:
-			return f + ".csi", "csidrivers (via CSI volumes)"
-		case v.Glusterfs != nil:
-			return f + ".glusterfs", "endpoints (via glusterFS volumes)"
-		case v.PersistentVolumeClaim != nil:
-			return f + ".persistentVolumeClaim", "persistentvolumeclaims"
-		case v.Ephemeral != nil:
-			return f + ".ephemeral", "persistentvolumeclaims (via ephemeral volumes)"
-		case v.Projected != nil:
-			for j, s := range v.Projected.Sources {
-				sf := fmt.Sprintf("%s.projected.sources[%d]", f, j)
-				switch {
-				case s.ServiceAccountToken != nil:
-					return sf + ".serviceAccountToken", "serviceaccounts (via projected volumes)"
-				case s.ClusterTrustBundle != nil:
-					return sf + ".clusterTrustBundle", "clustertrustbundles"
-				case s.PodCertificate != nil:
-					return sf + ".podCertificate", "podcertificates"
-				}
-			}
-		}
-	}
-	return "", ""
+	return volumeReference(spec, otherVolumeRefs)
 }
 
 // envReference is the field of the first reference in the env of the
@@ -139,38 +114,8 @@ func secretReference(spec *v1.PodSpec) string {
 		"secretKeyRef", func(s *v1.EnvVarSource) bool { return s.SecretKeyRef != nil }); f != "" {
 		return f
 	}
-	for i, v := range spec.Volumes {
-		f := fmt.Sprintf("spec.volumes[%d]", i)
-		switch {
-		case v.Secret != nil:
-			return f + ".secret"
-		case v.AzureFile != nil:
-			return f + ".azureFile.secretName"
-		case v.CSI != nil && v.CSI.NodePublishSecretRef != nil:
-			return f + ".csi.nodePublishSecretRef"
-		case v.CephFS != nil && v.CephFS.SecretRef != nil:
-			return f + ".cephfs.secretRef"
-		case v.Cinder != nil && v.Cinder.SecretRef != nil:
-			return f + ".cinder.secretRef"
-		case v.FlexVolume != nil && v.FlexVolume.SecretRef != nil:
-			return f + ".flexVolume.secretRef"
-		case v.RBD != nil && v.RBD.SecretRef != nil:
-			return f + ".rbd.secretRef"
-		case v.ISCSI != nil && v.ISCSI.SecretRef != nil:
-			return f + ".iscsi.secretRef"
-		case v.ScaleIO != nil && v.ScaleIO.SecretRef != nil:
-			return f + ".scaleIO.secretRef"
-		case v.StorageOS != nil && v.StorageOS.SecretRef != nil:
-			return f + ".storageos.secretRef"
-		case v.Projected != nil:
-			for j, s := range v.Projected.Sources {
-				if s.Secret != nil {
-					return fmt.Sprintf("%s.projected.sources[%d].secret", f, j)
-				}
-			}
-		}
-	}
-	return ""
+	f, _ := volumeReference(spec, secretVolumeRefs)
+	return f
 }
 
 // configMapReference is the field of the pod's first config map
@@ -181,18 +126,80 @@ func configMapReference(spec *v1.PodSpec) string {
 		"configMapKeyRef", func(s *v1.EnvVarSource) bool { return s.ConfigMapKeyRef != nil }); f != "" {
 		return f
 	}
+	f, _ := volumeReference(spec, configMapVolumeRefs)
+	return f
+}
+
+// volumeRef is a kind of volume, or of a projected volume's source, that
+// names an API object: the field that names it (below spec.volumes[i], or
+// below spec.volumes[i].projected.sources[j] for a source), the kubelet's
+// name for what it names (otherVolumeRefs'; the callers of the secrets'
+// and the config maps' tables know theirs), and whether a volume
+// (volume), or else a projected volume's source (source), is of the kind.
+type volumeRef struct {
+	field, resource string
+	volume          func(*v1.VolumeSource) bool
+	source          func(v1.VolumeProjection) bool
+}
+
+// secretVolumeRefs are the volumes that name a secret, in the order of
+// the kubelet's VisitPodSecretNames.
+var secretVolumeRefs = []volumeRef{
+	{field: "secret", volume: func(v *v1.VolumeSource) bool { return v.Secret != nil }},
+	{field: "azureFile.secretName", volume: func(v *v1.VolumeSource) bool { return v.AzureFile != nil }},
+	{field: "csi.nodePublishSecretRef", volume: func(v *v1.VolumeSource) bool { return v.CSI != nil && v.CSI.NodePublishSecretRef != nil }},
+	{field: "cephfs.secretRef", volume: func(v *v1.VolumeSource) bool { return v.CephFS != nil && v.CephFS.SecretRef != nil }},
+	{field: "cinder.secretRef", volume: func(v *v1.VolumeSource) bool { return v.Cinder != nil && v.Cinder.SecretRef != nil }},
+	{field: "flexVolume.secretRef", volume: func(v *v1.VolumeSource) bool { return v.FlexVolume != nil && v.FlexVolume.SecretRef != nil }},
+	{field: "rbd.secretRef", volume: func(v *v1.VolumeSource) bool { return v.RBD != nil && v.RBD.SecretRef != nil }},
+	{field: "iscsi.secretRef", volume: func(v *v1.VolumeSource) bool { return v.ISCSI != nil && v.ISCSI.SecretRef != nil }},
+	{field: "scaleIO.secretRef", volume: func(v *v1.VolumeSource) bool { return v.ScaleIO != nil && v.ScaleIO.SecretRef != nil }},
+	{field: "storageos.secretRef", volume: func(v *v1.VolumeSource) bool { return v.StorageOS != nil && v.StorageOS.SecretRef != nil }},
+	{field: "secret", source: func(s v1.VolumeProjection) bool { return s.Secret != nil }},
+}
+
+// configMapVolumeRefs are the volumes that name a config map, in the
+// order of the kubelet's VisitPodConfigmapNames.
+var configMapVolumeRefs = []volumeRef{
+	{field: "configMap", volume: func(v *v1.VolumeSource) bool { return v.ConfigMap != nil }},
+	{field: "configMap", source: func(s v1.VolumeProjection) bool { return s.ConfigMap != nil }},
+}
+
+// otherVolumeRefs are the volumes that name an API object other than a
+// secret or a config map, which the kubelet looks for once those are
+// ruled out (HasAPIObjectReference), with what they name.
+var otherVolumeRefs = []volumeRef{
+	{field: "csi", resource: "csidrivers (via CSI volumes)", volume: func(v *v1.VolumeSource) bool { return v.CSI != nil }},
+	{field: "glusterfs", resource: "endpoints (via glusterFS volumes)", volume: func(v *v1.VolumeSource) bool { return v.Glusterfs != nil }},
+	{field: "persistentVolumeClaim", resource: "persistentvolumeclaims", volume: func(v *v1.VolumeSource) bool { return v.PersistentVolumeClaim != nil }},
+	{field: "ephemeral", resource: "persistentvolumeclaims (via ephemeral volumes)", volume: func(v *v1.VolumeSource) bool { return v.Ephemeral != nil }},
+	{field: "serviceAccountToken", resource: "serviceaccounts (via projected volumes)",
+		source: func(s v1.VolumeProjection) bool { return s.ServiceAccountToken != nil }},
+	{field: "clusterTrustBundle", resource: "clustertrustbundles", source: func(s v1.VolumeProjection) bool { return s.ClusterTrustBundle != nil }},
+	{field: "podCertificate", resource: "podcertificates", source: func(s v1.VolumeProjection) bool { return s.PodCertificate != nil }},
+}
+
+// volumeReference is the first reference of one of refs in the pod's
+// volumes, volume by volume, as the field that holds it and its
+// resource; "" when there is none.
+func volumeReference(spec *v1.PodSpec, refs []volumeRef) (field, resource string) {
 	for i, v := range spec.Volumes {
 		f := fmt.Sprintf("spec.volumes[%d]", i)
-		switch {
-		case v.ConfigMap != nil:
-			return f + ".configMap"
-		case v.Projected != nil:
-			for j, s := range v.Projected.Sources {
-				if s.ConfigMap != nil {
-					return fmt.Sprintf("%s.projected.sources[%d].configMap", f, j)
+		for _, r := range refs {
+			if r.volume != nil && r.volume(&v.VolumeSource) {
+				return f + "." + r.field, r.resource
+			}
+		}
+		if v.Projected == nil {
+			continue
+		}
+		for j, s := range v.Projected.Sources {
+			for _, r := range refs {
+				if r.source != nil && r.source(s) {
+					return fmt.Sprintf("%s.projected.sources[%d].%s", f, j, r.field), r.resource
 				}
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
