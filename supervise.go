@@ -91,14 +91,7 @@ func startSupervision(ctx context.Context, cfg runConfig, rt runner.Runtime, pod
 func (s *supervision) watchKubelet(ctx context.Context, rt runner.Runtime, healthz string) {
 	t := time.NewTicker(kubeletWatchInterval)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stopped:
-			return
-		case <-t.C:
-		}
+	for s.nextTick(ctx, t.C) {
 		if runner.CheckNoKubelet(ctx, rt, healthz) != nil {
 			if s.notifier != nil {
 				s.notifier.Stopping("a kubelet is at work on the node: handing the pods over")
@@ -106,6 +99,19 @@ func (s *supervision) watchKubelet(ctx context.Context, rt runner.Runtime, healt
 			close(s.handOver)
 			return
 		}
+	}
+}
+
+// nextTick waits for tick: false when the run ends first, by a signal
+// (ctx) or by stop.
+func (s *supervision) nextTick(ctx context.Context, tick <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.stopped:
+		return false
+	case <-tick:
+		return true
 	}
 }
 
