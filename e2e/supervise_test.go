@@ -4,11 +4,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,26 +154,125 @@ func indexOf(datagrams []string, s string) int {
 	return -1
 }
 
-// TestSystemdSupervisedUnit: the unit file docs/bootstrap.md ships
-// (docs/examples/podrun-bootstrap.service), run by the node's systemd
-// with its ExecStart pointed at the binary under test and a manifest of
-// the test's: systemctl start returns once the pod is Ready (Type=notify),
-// a container killed from the host comes back with the unit still active,
-// and systemctl stop leaves the unit inactive, not failed, with nothing
-// behind. It needs systemd as PID 1: the systemd guest runs it
-// (hack/guest.sh); elsewhere it fails. Its name has no "E2E": make e2e
-// (-run E2E) on the host leaves it to the guest.
+// TestSystemdSupervisedUnit: podrun installed as a node installs it and
+// run by the node's systemd. The Debian package hack/release.sh builds
+// (PODRUN_E2E_DEB; hack/guest.sh builds it for the guest) is installed
+// with dpkg: /usr/bin/podrun reports the package's version and commit,
+// the man page and completions are where the package says, and
+// podrun-bootstrap.service (docs/examples/podrun-bootstrap.service) is
+// installed but not enabled. The unit runs as shipped, its ExecStart
+// untouched; a drop-in gives it the runtime's socket
+// (CONTAINER_RUNTIME_ENDPOINT), as a node whose containerd is not at the
+// default path would, and the manifest is in /etc/kubernetes/manifests.
+// systemctl start returns once the pod is Ready (Type=notify), a
+// container killed from the host comes back with the unit still active,
+// systemctl stop leaves the unit inactive, not failed, with nothing
+// behind, and dpkg --purge removes every file the package brought. It
+// needs systemd as PID 1 and a machine of its own (it writes
+// /etc/kubernetes/manifests and uses /var/lib/podrun): the systemd guest
+// runs it (hack/guest.sh); elsewhere it fails. Its name has no "E2E":
+// make e2e (-run E2E) on the host leaves it to the guest.
 func TestSystemdSupervisedUnit(t *testing.T) {
 	if b, err := os.ReadFile("/proc/1/comm"); err != nil || strings.TrimSpace(string(b)) != "systemd" {
 		t.Fatalf("systemd is not PID 1 here (%q, %v): run it in the systemd guest (hack/guest.sh)", b, err)
 	}
-	e := newEnv(t)
-	unit, err := os.ReadFile(filepath.Join(repoRoot, "docs", "examples", "podrun-bootstrap.service"))
-	if err != nil {
+	deb := os.Getenv("PODRUN_E2E_DEB")
+	if deb == "" {
+		t.Fatal("PODRUN_E2E_DEB is not set: the podrun .deb to install (bash hack/release.sh deb DIR builds it; hack/guest.sh sets it)")
+	}
+	run := func(name string, args ...string) (string, error) {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	must := func(name string, args ...string) string {
+		t.Helper()
+		out, err := run(name, args...)
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	const (
+		unitName     = "podrun-bootstrap.service"
+		manifestsDir = "/etc/kubernetes/manifests"
+		stateDir     = "/var/lib/podrun"
+	)
+	if out, err := run("dpkg-query", "-W", "-f=${Status}", "podrun"); err == nil && strings.Contains(out, "installed") {
+		t.Fatalf("podrun is installed here already (%s): this test installs and purges it, on a machine of its own", out)
+	}
+	for _, dir := range []string{manifestsDir, stateDir} {
+		if _, err := os.Stat(dir); err == nil {
+			t.Fatalf("%s exists: this test needs a machine where podrun never ran (the guest)", dir)
+		}
+	}
+
+	// Installed.
+	version := must("dpkg-deb", "-f", deb, "Version")
+	must("dpkg", "-i", deb)
+	files := strings.Fields(must("dpkg-query", "-L", "podrun"))
+	t.Cleanup(func() {
+		run("systemctl", "stop", unitName)
+		os.RemoveAll("/run/systemd/system/" + unitName + ".d")
+		if out, err := run("dpkg", "--purge", "podrun"); err != nil {
+			t.Errorf("dpkg --purge podrun: %v\n%s", err, out)
+		}
+		run("systemctl", "daemon-reload")
+		run("systemctl", "reset-failed", unitName)
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil && !st.IsDir() {
+				t.Errorf("after dpkg --purge: %s is still there", f)
+			}
+		}
+		os.RemoveAll("/etc/kubernetes")
+		// The state dir podrun made: empty by now (checked below).
+		os.Remove(stateDir)
+	})
+	for _, want := range []string{"/usr/bin/podrun", "/usr/lib/systemd/system/" + unitName,
+		"/usr/share/man/man1/podrun.1.gz", "/usr/share/bash-completion/completions/podrun",
+		"/usr/share/zsh/vendor-completions/_podrun", "/usr/share/fish/vendor_completions.d/podrun.fish"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("the package has no %s (dpkg -L: %v)", want, files)
+		}
+	}
+	// podrun version: "podrun v0.0.0-...": the package's version is the
+	// same with Debian's ordering characters (hack/release.sh deb_version).
+	pv := must("/usr/bin/podrun", "version")
+	debOf := strings.NewReplacer("-", ".", "+", ".")
+	var got string
+	if f := strings.Fields(pv); len(f) >= 2 {
+		got = strings.TrimPrefix(f[1], "v")
+		if i := strings.Index(got, "-"); i >= 0 {
+			got = got[:i] + "~" + debOf.Replace(got[i+1:])
+		}
+		got = debOf.Replace(got)
+	}
+	if got != version {
+		t.Errorf("/usr/bin/podrun version says %q: as a package version %q, want %q (the .deb's)", pv, got, version)
+	}
+	if !strings.Contains(pv, "commit") {
+		t.Errorf("/usr/bin/podrun version: %q names no commit", pv)
+	}
+	if out, _ := run("systemctl", "is-enabled", unitName); out != "disabled" {
+		t.Errorf("systemctl is-enabled %s: %q, want disabled (installed, not enabled)", unitName, out)
+	}
+	if out := must("bash", "-c", "source /usr/share/bash-completion/completions/podrun && complete -p podrun"); !strings.Contains(out, "podrun") {
+		t.Errorf("the bash completion registers nothing for podrun: %q", out)
+	}
+
+	// The unit as shipped, with the runtime's socket from a drop-in.
+	dropIn := "/run/systemd/system/" + unitName + ".d"
+	if err := os.MkdirAll(dropIn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dropIn, "50-runtime.conf"),
+		[]byte("[Service]\nEnvironment=CONTAINER_RUNTIME_ENDPOINT="+rtEndpoint+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	marker := strconv.FormatInt(37_000_000+time.Now().UnixNano()%1_000_000, 10)
-	file := manifest(t, "unit.yaml", `apiVersion: v1
+	if err := os.MkdirAll(manifestsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(manifestsDir, "unit.yaml"), []byte(`apiVersion: v1
 kind: Pod
 metadata: {name: unit}
 spec:
@@ -182,41 +281,28 @@ spec:
   - name: app
     image: busybox
     command: [sleep, "`+marker+`"]
-`)
-	const execStart = "ExecStart=/usr/bin/podrun run --supervise --static-pod-names -f /etc/kubernetes/manifests\n"
-	if !strings.Contains(string(unit), execStart) {
-		t.Fatalf("the unit file has no %q to point at the test's binary", execStart)
-	}
-	text := strings.Replace(string(unit), execStart, fmt.Sprintf("ExecStart=%s run -r %s --root-dir %s --supervise --static-pod-names --node-name unit-node -f %s\n",
-		podrunBin, rtEndpoint, e.root, file), 1)
-	name := "podrun-e2e-" + marker + ".service"
-	path := filepath.Join("/run/systemd/system", name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	systemctl := func(args ...string) (string, error) {
-		out, err := exec.Command("systemctl", args...).CombinedOutput()
-		return strings.TrimSpace(string(out)), err
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		systemctl("stop", name)
-		os.Remove(path)
-		systemctl("daemon-reload")
-		systemctl("reset-failed", name)
-	})
-	if out, err := systemctl("daemon-reload"); err != nil {
-		t.Fatalf("daemon-reload: %v %s", err, out)
-	}
+	podName := "unit-" + strings.ToLower(host)
+	must("systemctl", "daemon-reload")
 	// Type=notify: start returns once podrun sent READY=1.
-	if out, err := systemctl("start", name); err != nil {
-		j, _ := exec.Command("journalctl", "-u", name, "--no-pager", "-n", "50").CombinedOutput()
+	if out, err := run("systemctl", "start", unitName); err != nil {
+		j, _ := run("journalctl", "-u", unitName, "--no-pager", "-n", "50")
 		t.Fatalf("systemctl start: %v %s\n%s", err, out, j)
 	}
-	if out, _ := systemctl("is-active", name); out != "active" {
+	if out, _ := run("systemctl", "is-active", unitName); out != "active" {
 		t.Fatalf("after start: %s, want active", out)
 	}
-	if sbs := sandboxesOf(t, "unit-unit-node"); len(sbs) != 1 {
-		t.Fatalf("after start: %d sandboxes of unit-unit-node, want 1", len(sbs))
+	if exe, err := os.Readlink("/proc/" + must("systemctl", "show", "-P", "MainPID", unitName) + "/exe"); err != nil || exe != "/usr/bin/podrun" {
+		t.Errorf("the unit's main process runs %q (%v), want the package's /usr/bin/podrun", exe, err)
+	}
+	if sbs := sandboxesOf(t, podName); len(sbs) != 1 {
+		t.Fatalf("after start: %d sandboxes of %s, want 1", len(sbs), podName)
 	}
 
 	if out, err := exec.Command("pkill", "-KILL", "-f", "^sleep "+marker+"$").CombinedOutput(); err != nil {
@@ -227,7 +313,7 @@ spec:
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ctrs, err := rtClient.ListContainers(ctx, &runtimeapi.ContainerFilter{
 			State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-			LabelSelector: map[string]string{"io.kubernetes.pod.name": "unit-unit-node"}})
+			LabelSelector: map[string]string{"io.kubernetes.pod.name": podName}})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -240,14 +326,21 @@ spec:
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if out, _ := systemctl("is-active", name); out != "active" {
+	if out, _ := run("systemctl", "is-active", unitName); out != "active" {
 		t.Errorf("after the restart: %s, want active", out)
 	}
 
-	if out, err := systemctl("stop", name); err != nil {
+	if out, err := run("systemctl", "stop", unitName); err != nil {
 		t.Fatalf("systemctl stop: %v %s", err, out)
 	}
-	if out, _ := systemctl("is-failed", name); out == "failed" {
+	if out, _ := run("systemctl", "is-failed", unitName); out == "failed" {
 		t.Errorf("after stop: failed; want inactive (SuccessExitStatus=143)")
+	}
+	if sbs := sandboxesOf(t, podName); len(sbs) != 0 {
+		t.Errorf("after stop: %d sandboxes of %s, want none", len(sbs), podName)
+	}
+	e := &env{t: t}
+	for _, l := range e.leftovers(stateDir) {
+		t.Errorf("left behind in %s: %s", stateDir, l)
 	}
 }

@@ -94,9 +94,10 @@ die() { printf 'guest: error: %s\n' "$*" >&2; exit 1; }
 NODE_SHAPE_CORE='TestE2ECgroup(Guaranteed|QOSClasses|QOSCorpus|OOMKilled|ReclaimedWithoutSandbox)$|TestE2EUsernsHostUsersFalse$|TestE2EReclaimAfterKill9$|TestE2EConformance/^(admin|pods)$/^(resource|qos)$/^(cpu-constraints-pod|qos-pod|qos-pod-5|pod-level-resources)[.]yaml$'
 NODE_SHAPE_MORE='TestE2ECgroupConcurrentRuns$|TestE2EContainerOOMScoreAdj$|TestE2EVolumeReclaimUnmounts$|TestE2EAdmitReasons$|TestE2EFaultStages/^(cgroup|sandbox|teardown)$|TestE2EFaultConcurrentRuns/^two$'
 HANDOVER_RUN='^TestKubeletHandover$'
-# The unit file docs/bootstrap.md ships, run by systemd (Type=notify): a
-# test only the guest runs (no E2E in its name: the host's make e2e skips
-# it by pattern, as it does the kubelet tests).
+# The Debian package (hack/release.sh deb, built into the share),
+# installed with dpkg, and its unit run by systemd (Type=notify): a test
+# only the guest runs (no E2E in its name: the host's make e2e skips it by
+# pattern, as it does the kubelet tests).
 SUPERVISE_RUN='TestSystemdSupervisedUnit$'
 
 # phases: NAME FLAVOR DRIVER KUBELET RUN, one a line.
@@ -260,6 +261,9 @@ payload() {
   cp "$REPO/bin/podrun" "$p/repo/bin/podrun"
   (cd "$REPO" && go test -c -tags e2e -o "$p/repo/e2e/e2e.test" ./e2e/) ||
     die "go test -c ./e2e/ failed"
+  # The Debian package of this checkout, for this machine's architecture:
+  # TestSystemdSupervisedUnit installs it and runs its unit.
+  bash "$REPO/hack/release.sh" deb "$p/deb" || die "hack/release.sh deb failed"
   (cd "$REPO" && CGO_ENABLED=0 go build -o "$p/tools/testlog" ./hack/testlog) ||
     die "go build ./hack/testlog failed"
   CGO_ENABLED=0 go build -o "$p/tools/test2json" cmd/test2json || die "go build cmd/test2json failed"
@@ -359,6 +363,8 @@ cmd_inside() {
   echo "guest: up after $(cut -d' ' -f1 /proc/uptime)s: kernel $(uname -r), systemd $(systemctl --version | awk 'NR == 1 {print $2}'), $(stat -fc %T /sys/fs/cgroup)"
   export PODRUN_TESTBED_DIR=$GUEST_TESTBED PODRUN_TESTBED_REGISTRIES=$share/host
   export PODRUN_E2E_BINARY=$src/bin/podrun PODRUN_E2E_RESTART_RUNTIME=1 PODRUN_E2E_TIMEOUT_SCALE=$TIMEOUT_SCALE
+  PODRUN_E2E_DEB=$(echo "$share"/deb/podrun_*.deb)
+  export PODRUN_E2E_DEB
   while read -r name flavor driver kubelet run; do
     inside_phase "$share" "$src" "$name" "$flavor" "$driver" "$kubelet" "$run" </dev/null
   done <"$share/phases"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/release.sh build [--check] | version | ldflags
+# hack/release.sh build [--check] | deb DIR | version | ldflags
 #
 # podrun as a node installs it (make release): for linux/amd64 and
 # linux/arm64, in dist/ of the repository,
@@ -14,6 +14,8 @@
 #   build --check  then build it all again from scratch (an empty build
 #                  cache) in a second directory and fail unless every file
 #                  is the same byte for byte: the release is reproducible
+#   deb DIR        only this machine's architecture: its binary and its
+#                  package into DIR (hack/guest.sh installs it in the guest)
 #   version        print VERSION
 #   ldflags        print the -ldflags make build and the release link with
 #
@@ -140,12 +142,23 @@ cmd_build() {
   log "reproducible: the second build is the same byte for byte"
 }
 
+# cmd_deb DIR: this machine's binary and package into DIR (emptied first).
+cmd_deb() {
+  local dir=${1:?usage: $0 deb DIR} a v
+  a=$(go env GOARCH) v=$(version)
+  rm -rf "$dir" && mkdir -p "$dir"
+  build_binary "$a" "$dir/podrun-$v-linux-$a"
+  build_deb "$a" "$dir/podrun-$v-linux-$a" "$dir/podrun-$v-linux-$a" "$dir"
+  (cd "$dir" && sha256sum -- podrun-* podrun_*.deb >SHA256SUMS)
+}
+
 case ${1:-} in
 build) shift; cmd_build "$@" ;;
+deb) shift; cmd_deb "$@" ;;
 version) version ;;
 ldflags) ldflags ;;
 *)
-  echo "usage: $0 build [--check] | version | ldflags" >&2
+  echo "usage: $0 build [--check] | deb DIR | version | ldflags" >&2
   exit 2
   ;;
 esac
