@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -81,6 +81,10 @@
 #   podman install Debian's podman and configure it privately to pull from
 #          this testbed's mirror (hack/bench compares with it; see
 #          cmd_podman). Optional.
+#   slow-registry up|down|env   a registry behind a slow link (a network
+#          namespace, a veth pair with a rate limit and a delay) serving
+#          three images of 25 MB, for hack/bench's cold-start table; see
+#          "slow registry" below. Optional; down removes all of it.
 #
 # Settings (environment):
 #   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
@@ -1557,6 +1561,207 @@ EOF
   log "podman $(podman --version | awk '{print $NF}') configured in $d (variables: $d/env)"
 }
 
+# ----------------------------------------------------------- slow registry --
+#
+# slow-registry up|down|env: a registry behind a link that behaves like a
+# remote one, for hack/bench's cold-start table (issue 18). A network
+# namespace of its own ($SLOW_NS) joined to the host by a veth pair with
+# the /30 $SLOW_HOST_ADDR/$SLOW_NS_ADDR (no other route, no forwarding:
+# traffic goes only to that address); tc's tbf limits each end to
+# $SLOW_RATE. The kernels here have no netem qdisc (CONFIG_NET_SCH_NETEM
+# is not set), so the delay ($SLOW_DELAY each way) comes from hack/slowlink,
+# a TCP relay in the namespace on $SLOW_NS_ADDR:$SLOW_PORT in front of
+# Debian's docker-registry (TLS, a certificate for that IP signed by the
+# testbed's CA, on the namespace's own 127.0.0.1:5000). It serves three
+# images built with hack/mkimage: busybox's base layer and two layers of
+# $SLOW_LAYER_MB MB of incompressible data each, generated from a fixed key
+# (openssl aes-256-ctr over zeros), so their digests never change. They
+# are built and pushed once ($DIR/slow-registry keeps them, and `down`
+# leaves that cache). Runtimes reach them by the IP: up writes a
+# hosts.toml for $SLOW_NS_ADDR:$SLOW_PORT (the CA) into the certs.d of this
+# testbed (also the kubelet's containerd's) and of its flavor instances;
+# podman gets the CA with --cert-dir. down removes the relay, the
+# registry, the namespace (the veth pair and its qdiscs with it) and those
+# hosts.toml files.
+SLOW_NS=podrun-slow
+SLOW_HOST_IF=podrun-slow0
+SLOW_NS_IF=podrun-slow1
+SLOW_HOST_ADDR=10.254.53.1
+SLOW_NS_ADDR=10.254.53.2
+SLOW_PORT=5443
+SLOW_DELAY=${PODRUN_TESTBED_SLOW_DELAY:-20ms}
+SLOW_RATE=${PODRUN_TESTBED_SLOW_RATE:-100mbit}
+SLOW_LAYER_MB=12
+SLOW_IMAGES=(init sidecar main)
+SLOW_DIR=$DIR/slow-registry
+SLOW_REGISTRY=$SLOW_NS_ADDR:$SLOW_PORT
+
+# slow_certs_dirs: the certs.d of this testbed and of its flavor instances.
+slow_certs_dirs() {
+  local d
+  for d in "$DIR" "$DIR-debian" "$DIR-scratch"; do
+    [[ -d $d/certs.d ]] && echo "$d/certs.d"
+  done
+}
+
+slow_answers() {
+  [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "https://$SLOW_REGISTRY/v2/") == 200 ]]
+}
+
+# slow_images: the three images' OCI layouts in $SLOW_DIR/images, built
+# once per input (mkimage, the base rootfs, this script's sizes).
+slow_images() {
+  local out=$SLOW_DIR/images sum name i
+  sum=$( {
+    sha256sum "$REPO/hack/mkimage/main.go" /bin/busybox
+    echo "${SLOW_IMAGES[*]} $SLOW_LAYER_MB"
+  } | sha256sum | cut -d' ' -f1)
+  [[ -f $out/stamp && $(<"$out/stamp") == "$sum" ]] && return 0
+  [[ -d $DIR/images/rootfs-base ]] || die "no $DIR/images/rootfs-base: run '$0 up' first"
+  log "slow registry: building ${SLOW_IMAGES[*]} (busybox + 2 x $SLOW_LAYER_MB MB each)"
+  rm -rf "$out" && mkdir -p "$out"
+  for name in "${SLOW_IMAGES[@]}"; do
+    for i in 1 2; do
+      mkdir -p "$out/rootfs-$name-$i/data"
+      head -c $((SLOW_LAYER_MB << 20)) /dev/zero |
+        openssl enc -aes-256-ctr -nosalt -pbkdf2 -pass "pass:podrun-bench-$name-$i" \
+          >"$out/rootfs-$name-$i/data/$name-$i.bin" ||
+        die "generating the slow registry's $name layer $i failed"
+    done
+    "$DIR/bin/mkimage" -out "$out/$name" -layer "$DIR/images/rootfs-base" \
+      -layer "$out/rootfs-$name-1" -layer "$out/rootfs-$name-2" \
+      -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -cmd '["sh"]' ||
+      die "mkimage of the slow registry's $name image failed"
+    rm -rf "$out/rootfs-$name-1" "$out/rootfs-$name-2"
+  done
+  echo "$sum" >"$out/stamp"
+}
+
+cmd_slow_registry_up() {
+  local reg=/usr/bin/docker-registry relay=$DIR/bin/slowlink d name sum
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -s $DIR/testbed.env && -s $DIR/tls/ca.key ]] || die "no testbed in $DIR: run '$0 up' first"
+  mkdir -p "$SLOW_DIR"/{data,tls}
+  sum=$(cat "$REPO/hack/slowlink"/*.go "$REPO/go.mod" | sha256sum | cut -d' ' -f1)
+  if ! [[ -x $relay && -f $relay.sha256 && $(<"$relay.sha256") == "$sum" ]]; then
+    log "building hack/slowlink"
+    (cd "$REPO" && CGO_ENABLED=0 go build -o "$relay" ./hack/slowlink) || die "go build ./hack/slowlink failed"
+    echo "$sum" >"$relay.sha256"
+  fi
+  d=$SLOW_DIR/tls
+  if ! [[ -s $d/server.crt ]] || ! openssl x509 -checkend 86400 -noout -in "$d/server.crt" >/dev/null; then
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -subj "/CN=$SLOW_NS_ADDR" -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf '%s\n' "subjectAltName=IP:$SLOW_NS_ADDR,IP:127.0.0.1" \
+      "basicConstraints=CA:FALSE" "extendedKeyUsage=serverAuth" >"$d/server.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$DIR/tls/ca.crt" -CAkey "$DIR/tls/ca.key" -CAcreateserial \
+      -days 3650 -extfile "$d/server.ext" -out "$d/server.crt" 2>/dev/null || die "signing the slow registry's certificate failed"
+  fi
+  put "$SLOW_DIR/config.yml" <<EOF
+# Written by hack/testbed.sh slow-registry: the bench's remote-like registry.
+version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $SLOW_DIR/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:5000
+  tls:
+    certificate: $d/server.crt
+    key: $d/server.key
+EOF
+  # The namespace, its link and the rate limit.
+  if ! ip netns list | grep -qw "$SLOW_NS"; then
+    log "slow registry: namespace $SLOW_NS, $SLOW_HOST_IF $SLOW_HOST_ADDR <-> $SLOW_NS_ADDR, $SLOW_RATE and $SLOW_DELAY each way"
+    ip netns add "$SLOW_NS"
+    ip link add "$SLOW_HOST_IF" type veth peer name "$SLOW_NS_IF" netns "$SLOW_NS" ||
+      { ip netns del "$SLOW_NS"; die "making the veth pair failed"; }
+    ip addr add "$SLOW_HOST_ADDR/30" dev "$SLOW_HOST_IF"
+    ip link set "$SLOW_HOST_IF" up
+    ip -n "$SLOW_NS" addr add "$SLOW_NS_ADDR/30" dev "$SLOW_NS_IF"
+    ip -n "$SLOW_NS" link set "$SLOW_NS_IF" up
+    ip -n "$SLOW_NS" link set lo up
+  fi
+  # tbf: the rate, a 64 KB bucket, at most 100 ms queued.
+  tc qdisc replace dev "$SLOW_HOST_IF" root tbf rate "$SLOW_RATE" burst 64kb latency 100ms ||
+    die "tc tbf on $SLOW_HOST_IF failed"
+  ip netns exec "$SLOW_NS" tc qdisc replace dev "$SLOW_NS_IF" root tbf rate "$SLOW_RATE" burst 64kb latency 100ms ||
+    die "tc tbf on $SLOW_NS_IF failed"
+  # The registry and the relay, in the namespace.
+  start_slow_daemon slow-registry "$reg" "$SLOW_DIR/config.yml" serve "$SLOW_DIR/config.yml"
+  echo "$SLOW_DELAY $SLOW_REGISTRY" | put "$SLOW_DIR/slowlink.args"
+  start_slow_daemon slowlink "$relay" "$SLOW_DIR/slowlink.args" -listen "$SLOW_REGISTRY" -to 127.0.0.1:5000 -delay "$SLOW_DELAY"
+  for d in $(slow_certs_dirs); do
+    printf '%s\n' "# Written by hack/testbed.sh slow-registry (hack/bench's cold-start table)." \
+      "server = \"https://$SLOW_REGISTRY\"" "ca = \"$CA\"" "" \
+      "[host.\"https://$SLOW_REGISTRY\"]" '  capabilities = ["pull", "resolve"]' "  ca = \"$CA\"" |
+      put "$d/$SLOW_REGISTRY/hosts.toml"
+  done
+  wait_for "slow registry" 15 slow_answers ||
+    die "the slow registry does not answer on https://$SLOW_REGISTRY/v2/; see $DIR/log/slow-registry.log and $DIR/log/slowlink.log"
+  slow_images
+  sum=$(<"$SLOW_DIR/images/stamp")
+  if ! [[ -f $SLOW_DIR/pushed && $(<"$SLOW_DIR/pushed") == "$sum" ]]; then
+    log "slow registry: pushing ${SLOW_IMAGES[*]} (inside the namespace, not through the slow link)"
+    for name in "${SLOW_IMAGES[@]}"; do
+      ip netns exec "$SLOW_NS" skopeo copy --quiet --retry-times 3 --dest-cert-dir "$DIR/tls/skopeo" \
+        "oci:$SLOW_DIR/images/$name" "docker://127.0.0.1:5000/bench/$name:1" ||
+        die "skopeo copy of $name to the slow registry failed"
+    done
+    echo "$sum" >"$SLOW_DIR/pushed"
+  fi
+  cmd_slow_registry_env
+}
+
+# start_slow_daemon NAME EXE CONFIG ARGS...: start_daemon's way, inside
+# the slow registry's namespace (ip netns exec execs in place, so the pid
+# is the daemon's); a changed CONFIG or EXE restarts it.
+start_slow_daemon() {
+  local name=$1 exe=$2 config=$3 pidfile=$DIR/run/$1.pid sum
+  shift 3
+  sum=$(cat "$config" "$exe" | sha256sum | cut -d' ' -f1)
+  if alive "$pidfile" "$exe"; then
+    [[ -f $pidfile.sum && $(<"$pidfile.sum") == "$sum" ]] && return 0
+    stop_pid "$pidfile" "$exe" "$name"
+  fi
+  log "starting $name in $SLOW_NS (log $DIR/log/$name.log)"
+  setsid ip netns exec "$SLOW_NS" "$exe" "$@" >>"$DIR/log/$name.log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+  echo "$sum" >"$pidfile.sum"
+}
+
+cmd_slow_registry_down() {
+  local d
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  stop_pid "$DIR/run/slowlink.pid" "$DIR/bin/slowlink" slowlink
+  stop_pid "$DIR/run/slow-registry.pid" /usr/bin/docker-registry slow-registry
+  rm -f "$DIR/run/slowlink.pid.sum" "$DIR/run/slow-registry.pid.sum"
+  for d in $(slow_certs_dirs); do
+    rm -rf "${d:?}/$SLOW_REGISTRY"
+  done
+  if ip netns list | grep -qw "$SLOW_NS"; then
+    log "slow registry: removing namespace $SLOW_NS and its link"
+    # With the namespace go its end of the pair, so the pair, and their qdiscs.
+    ip netns del "$SLOW_NS"
+  fi
+  if ip link show "$SLOW_HOST_IF" >/dev/null 2>&1; then ip link del "$SLOW_HOST_IF"; fi
+}
+
+# cmd_slow_registry_env: the settings hack/bench reads.
+cmd_slow_registry_env() {
+  alive "$DIR/run/slowlink.pid" "$DIR/bin/slowlink" && alive "$DIR/run/slow-registry.pid" /usr/bin/docker-registry ||
+    die "the slow registry is not up: '$0 slow-registry up'"
+  echo "PODRUN_TESTBED_SLOW_REGISTRY=$SLOW_REGISTRY"
+  echo "PODRUN_TESTBED_SLOW_IMAGES=$(printf "$SLOW_REGISTRY/bench/%s:1 " "${SLOW_IMAGES[@]}" | sed 's/ $//')"
+  echo "PODRUN_TESTBED_SLOW_LINK=$SLOW_DELAY each way (hack/slowlink), $SLOW_RATE each way (tc tbf)"
+  echo "PODRUN_TESTBED_SLOW_CA=$CA"
+}
+
 # --------------------------------------------------------------- commands --
 
 cmd_up() {
@@ -1649,6 +1854,10 @@ cmd_down() {
   exe=$(running_containerd)
   # The kubelet's pods go through the registries' images: it stops first.
   cmd_kubelet_down || log "warning: stopping the kubelet failed; going on"
+  # The bench's slow registry, if this testbed's slow-registry up made it.
+  if [[ -z $SHARED_REGISTRIES && -f $SLOW_DIR/config.yml ]]; then
+    cmd_slow_registry_down || log "warning: removing the slow registry failed; going on"
+  fi
   # Pods first, through CRI, so CNI releases IPs and mounts go away.
   if alive "$DIR/run/containerd.pid" "$exe" && [[ -x $DIR/bin/cribare ]]; then
     "$DIR/bin/cribare" -endpoint "$ENDPOINT" -cleanup -timeout 60s ||
@@ -1774,8 +1983,16 @@ kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
 kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
+slow-registry)
+  case ${2:-} in
+  up) cmd_slow_registry_up ;;
+  down) cmd_slow_registry_down ;;
+  env) cmd_slow_registry_env ;;
+  *) die "slow-registry up|down|env" ;;
+  esac
+  ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
   exit 2
   ;;
 esac
