@@ -147,14 +147,20 @@ conformance-kubelet: build testbed-up ## every runnable corpus row on podrun and
 test: export PODRUN_E2E_RESTART_RUNTIME = 1
 test: vet unit fuzz-short e2e e2e-containerd16 conformance-kubelet e2e-guest ## every test: vet, unit, each fuzz target briefly, end-to-end on containerd v2 and 1.6, the differential test against a real kubelet, the systemd + cgroup v2 guest (what CI runs)
 
-# BENCH_FLAGS go to hack/bench, e.g. BENCH_FLAGS='-sizes 1,10 -rounds 3'.
+# BENCH_FLAGS go to hack/bench, e.g. BENCH_FLAGS='-sizes 1,10 -rounds 3' or
+# BENCH_FLAGS='-tables cold -cold-rounds 5'.
 BENCH_FLAGS ?=
-bench: build testbed-up ## podrun vs the bare CRI sequence and podman, 1 to 50 pods, on containerd v2 and 1.6
+# The cold-start table pulls from the slow registry (up before, down after,
+# whatever the bench's outcome) and brings the shared kubelet up under its
+# lock if it is down (and down again after).
+bench: build testbed-up ## cold start on a slow registry vs the kubelet, podman, bare CRI; podrun vs bare CRI and podman, 1 to 100 pods, containerd v2 and 1.6
 	bash $(TESTBED) up --flavor debian
 	bash $(TESTBED) podman || echo "bench: podman could not be set up: it shows as absent" >&2
+	bash $(TESTBED) slow-registry up
 	$(GO) run ./hack/bench -podrun ./$(BIN) \
 		-testbed "$$(bash $(TESTBED) env | sed -n 's/^PODRUN_TESTBED_DIR=//p')" \
-		-testbed "$$(bash $(TESTBED) env --flavor debian | sed -n 's/^PODRUN_TESTBED_DIR=//p')" $(BENCH_FLAGS)
+		-testbed "$$(bash $(TESTBED) env --flavor debian | sed -n 's/^PODRUN_TESTBED_DIR=//p')" $(BENCH_FLAGS); \
+		rc=$$?; bash $(TESTBED) slow-registry down; exit $$rc
 
 # Native Go fuzz targets, package:Name (docs/fuzzing.md). Each runs for
 # FUZZTIME; minimizing a new input is capped at 10 s so that the time goes to

@@ -16,6 +16,13 @@
 // With -stop-after D it lets the container run for D, then stops it the same
 // way (idle stand-ins must exit 0 on SIGTERM at once).
 //
+// With -seq INIT,SIDECAR,MAIN it runs the bench's cold-start pod as the
+// sequential floor (hack/bench's cold-start table): RunPodSandbox, then for
+// each container PullImage, CreateContainer, StartContainer, in order,
+// waiting for the init container's exit before the next and for the main
+// container's, then prints the milliseconds from the start to that exit
+// and tears the pod down. With -rmi IMAGES it removes those images.
+//
 // With -cleanup it stops and removes every pod sandbox the runtime knows
 // (hack/testbed.sh down uses it so no container outlives the testbed).
 //
@@ -56,7 +63,10 @@ var (
 	showLogs  = flag.Bool("logs", false, "print each container's log (CRI format) after it exits")
 	cleanup   = flag.Bool("cleanup", false, "stop and remove every pod sandbox on the runtime, then exit")
 	notReady  = flag.Bool("notready", false, "with -cleanup: only sandboxes that are not ready (their processes are gone)")
+	prefix    = flag.String("prefix", "", "with -cleanup: only sandboxes whose metadata name starts with this")
 	ping      = flag.Bool("ping", false, "check that the runtime answers Version and Status with RuntimeReady and NetworkReady, then exit")
+	seq       = flag.String("seq", "", "INIT,SIDECAR,MAIN images: one pod, each image pulled right before its container is created and started, in order (init runs true to its exit, sidecar /bin/idle is left running, main runs sleep 1 to its exit); prints the ms to the main container's exit")
+	rmi       = flag.String("rmi", "", "comma-separated images to remove (RemoveImage; absent ones are no error), then exit")
 )
 
 func defaultEndpoint() string {
@@ -105,6 +115,12 @@ func run(command []string) error {
 	}
 	if *ping {
 		return pingRuntime(ctx, rt)
+	}
+	if *rmi != "" {
+		return removeImages(ctx, img, strings.Split(*rmi, ","))
+	}
+	if *seq != "" {
+		return runSequence(ctx, rt, img, strings.Split(*seq, ","))
 	}
 
 	logRoot, err := os.MkdirTemp("", "cribare-logs-")
@@ -323,7 +339,8 @@ func cleanAll(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
 	}
 	var errs []error
 	for _, sb := range list.Items {
-		if *notReady && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		if *notReady && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY ||
+			!strings.HasPrefix(sb.GetMetadata().GetName(), *prefix) {
 			continue
 		}
 		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
@@ -357,5 +374,124 @@ func pingRuntime(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error 
 	if *verbose {
 		fmt.Printf("%s %s (CRI %s): ready\n", v.RuntimeName, v.RuntimeVersion, v.RuntimeApiVersion)
 	}
+	return nil
+}
+
+// removeImages removes each image from the runtime; one already absent is
+// no error.
+func removeImages(ctx context.Context, img runtimeapi.ImageServiceClient, refs []string) error {
+	var errs []error
+	for _, ref := range refs {
+		spec := &runtimeapi.ImageSpec{Image: ref}
+		st, err := img.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ImageStatus %s: %w", ref, err))
+			continue
+		}
+		if st.Image == nil {
+			continue
+		}
+		if _, err := img.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: st.Image.Id}}); err != nil {
+			errs = append(errs, fmt.Errorf("RemoveImage %s: %w", ref, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runSequence is -seq: the cold-start pod's CRI calls one after the other.
+func runSequence(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtimeapi.ImageServiceClient, images []string) (err error) {
+	if len(images) != 3 {
+		return fmt.Errorf("-seq wants INIT,SIDECAR,MAIN, not %q", *seq)
+	}
+	start := time.Now()
+	uid := randHex(8)
+	logDir, err := os.MkdirTemp("", "cribare-seq-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(logDir)
+	nsOpts := &runtimeapi.NamespaceOption{
+		Network: runtimeapi.NamespaceMode_POD,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+	sbConfig := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "cribare-seq-" + uid, Uid: uid, Namespace: "cribare"},
+		Hostname:     "cribare-seq",
+		LogDirectory: logDir,
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: nsOpts,
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			},
+		},
+	}
+	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbConfig})
+	if err != nil {
+		return fmt.Errorf("RunPodSandbox: %w", err)
+	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		if _, e := rt.StopPodSandbox(cctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.PodSandboxId}); e != nil {
+			err = errors.Join(err, fmt.Errorf("StopPodSandbox: %w", e))
+			return
+		}
+		if _, e := rt.RemovePodSandbox(cctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.PodSandboxId}); e != nil {
+			err = errors.Join(err, fmt.Errorf("RemovePodSandbox: %w", e))
+		}
+	}()
+	steps := []struct {
+		name    string
+		command []string
+		wait    bool
+	}{
+		{"init", []string{"true"}, true},
+		{"sidecar", []string{"/bin/idle"}, false},
+		{"main", []string{"sleep", "1"}, true},
+	}
+	for i, st := range steps {
+		spec := &runtimeapi.ImageSpec{Image: images[i]}
+		if _, err := img.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sbConfig}); err != nil {
+			return fmt.Errorf("PullImage %s: %w", images[i], err)
+		}
+		ctr, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+			PodSandboxId: sb.PodSandboxId,
+			Config: &runtimeapi.ContainerConfig{
+				Metadata: &runtimeapi.ContainerMetadata{Name: st.name},
+				Image:    spec,
+				Command:  st.command,
+				LogPath:  st.name + ".log",
+				Linux: &runtimeapi.LinuxContainerConfig{
+					SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: nsOpts},
+				},
+			},
+			SandboxConfig: sbConfig,
+		})
+		if err != nil {
+			return fmt.Errorf("CreateContainer %s: %w", st.name, err)
+		}
+		if _, err := rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ctr.ContainerId}); err != nil {
+			return fmt.Errorf("StartContainer %s: %w", st.name, err)
+		}
+		for st.wait {
+			cs, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: ctr.ContainerId})
+			if err != nil {
+				return fmt.Errorf("ContainerStatus %s: %w", st.name, err)
+			}
+			if s := cs.Status; s.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+				if s.ExitCode != 0 {
+					return fmt.Errorf("container %s exited %d (%s %s)", st.name, s.ExitCode, s.Reason, s.Message)
+				}
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for %s's exit: %w", st.name, ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	fmt.Println(time.Since(start).Milliseconds())
 	return nil
 }

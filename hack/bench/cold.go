@@ -1,0 +1,556 @@
+package main
+
+// The cold-start table (issue 18): one pod with an init container, a
+// sidecar (an init container with restartPolicy Always) and a main
+// container, on three images that no side has before its run, served by
+// the slow registry of hack/testbed.sh slow-registry (a network namespace
+// behind a veth pair with a delay and a rate limit):
+//
+//   - podrun: podrun -q -f of the pod on each testbed; its wall time to
+//     its exit (the pod torn down too);
+//   - bare:   hack/cribare -seq on each testbed: RunPodSandbox, then per
+//     container PullImage, CreateContainer, StartContainer, one after the
+//     other (the sequential floor); the time to the main container's exit
+//     it prints, and its exit;
+//   - kubelet: the testbed's kubelet (its own containerd) runs the pod as
+//     a static pod: from the manifest's arrival in its static pod dir to
+//     the Ready condition and to the main container's termination, as its
+//     read-only /pods shows them (polled every 50 ms); then the manifest
+//     is removed and the pod waited for gone;
+//   - podman: podman kube play + podman wait of the main container; kube
+//     down after, not timed. Podman 4.3 has no sidecars (it runs every
+//     init container to its end, so kube play would wait for the sidecar
+//     forever): its manifest has the sidecar as the first regular
+//     container, the same pulls and starts in the same order.
+//
+// Before every side the three images are removed from the runtime it
+// uses (CRI RemoveImage through cribare -rmi; podman rmi), so each run
+// pulls them through the slow link. -cold-rounds rounds, the order of the
+// sides reversing every other round.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Goals of issue 18: podrun's cold time to the main container's end over
+// the kubelet's and over podman's.
+const (
+	coldKubeletGoal = 0.6
+	coldPodmanGoal  = 0.5
+)
+
+// slowRegistry is what hack/testbed.sh slow-registry env says.
+type slowRegistry struct {
+	images []string // init, sidecar, main
+	link   string   // "20ms each way (...), 100mbit each way (...)"
+}
+
+// kubelet is the testbed's kubelet, from its kubelet.env, or nil.
+type kubelet struct {
+	version, endpoint, staticDir, podsURL string
+}
+
+// findSlowRegistry asks the testbed script for the slow registry's
+// settings; the cold table cannot run without it.
+func findSlowRegistry(dir string) slowRegistry {
+	cmd := exec.Command("bash", *testbedScript, "slow-registry", "env")
+	cmd.Env = append(os.Environ(), "PODRUN_TESTBED_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fail(fmt.Sprintf("the cold-start table needs the slow registry (bash %s slow-registry up): %v\n%s", *testbedScript, err, out))
+	}
+	var s slowRegistry
+	for _, l := range strings.Split(string(out), "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		switch k {
+		case "PODRUN_TESTBED_SLOW_IMAGES":
+			s.images = strings.Fields(v)
+		case "PODRUN_TESTBED_SLOW_LINK":
+			s.link = v
+		}
+	}
+	if len(s.images) != 3 {
+		fail(fmt.Sprintf("slow-registry env names %d images, want 3:\n%s", len(s.images), out))
+	}
+	return s
+}
+
+// useKubelet takes the shared kubelet's lock, brings the kubelet up
+// (kubelet-up: nothing to do when it runs with its standard
+// configuration) and reads its kubelet.env; nil when it is off or cannot
+// be had (said why). done, called after the table, takes the kubelet down
+// again if it was not up before, and drops the lock.
+func useKubelet(dir string) (k *kubelet, done func()) {
+	if *kubeletMode == "off" || dir == "" {
+		return nil, func() {}
+	}
+	unlock := lockKubelet()
+	env := filepath.Join(dir, "kubelet", "kubelet.env")
+	_, err := os.Stat(env)
+	wasUp := err == nil
+	script := func(arg string) error {
+		cmd := exec.Command("bash", *testbedScript, arg)
+		cmd.Env = append(os.Environ(), "PODRUN_TESTBED_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", *testbedScript, arg, err, out)
+		}
+		return nil
+	}
+	ended := false
+	done = func() {
+		if ended {
+			return
+		}
+		ended = true
+		if !wasUp {
+			if err := script("kubelet-down"); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
+		}
+		unlock()
+	}
+	atFail = append(atFail, done)
+	if err := script("kubelet-up"); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: kubelet absent: %v\n", err)
+		return nil, done
+	}
+	return findKubelet(env), done
+}
+
+// findKubelet reads the kubelet.env kubelet-up writes, or says why the
+// kubelet is absent.
+func findKubelet(path string) *kubelet {
+	env, err := readEnv(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: kubelet absent: %v (bash hack/testbed.sh kubelet-up)\n", err)
+		return nil
+	}
+	k := &kubelet{
+		version:   env["PODRUN_TESTBED_KUBELET_VERSION"],
+		endpoint:  env["PODRUN_TESTBED_KUBELET_ENDPOINT"],
+		staticDir: env["PODRUN_TESTBED_KUBELET_STATIC_POD_DIR"],
+		podsURL:   env["PODRUN_TESTBED_KUBELET_PODS_URL"],
+	}
+	if k.endpoint == "" || k.staticDir == "" || k.podsURL == "" {
+		fmt.Fprintln(os.Stderr, "bench: kubelet absent: its kubelet.env lacks the endpoint, static pod dir or pods URL")
+		return nil
+	}
+	return k
+}
+
+// coldManifest is the cold-start pod, named name. With sidecar false (for
+// podman) the sidecar is the first regular container instead.
+func coldManifest(name string, images []string, sidecar bool) string {
+	side := fmt.Sprintf(`  - name: sidecar
+    image: %s
+    command: ["/bin/idle"]
+`, images[1])
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  restartPolicy: Never
+  initContainers:
+  - name: init
+    image: %s
+    command: ["true"]
+`, name, images[0])
+	if sidecar {
+		b.WriteString(side)
+		b.WriteString("    restartPolicy: Always\n")
+	}
+	b.WriteString("  containers:\n")
+	if !sidecar {
+		b.WriteString(side)
+	}
+	fmt.Fprintf(&b, `  - name: main
+    image: %s
+    command: ["sleep", "1"]
+`, images[2])
+	return b.String()
+}
+
+// coldSample is one cold run: to the main container's exit (or the
+// process's exit where that is all there is), to Ready (kubelet only),
+// and the process's own figures.
+type coldSample struct {
+	sample
+	mainExit, ready time.Duration
+}
+
+// coldTable measures the cold-start pod on every side, prints its table
+// and returns its verdicts.
+func coldTable(targets []target, pm *podman) []string {
+	slow := findSlowRegistry(targets[0].dir)
+	kl, done := useKubelet(targets[0].dir)
+	defer done()
+	// The images go from every runtime after the table, as before each side.
+	defer func() {
+		for _, t := range targets {
+			removeCRIImages(t.endpoint, slow.images)
+		}
+		if kl != nil {
+			removeCRIImages(kl.endpoint, slow.images)
+		}
+		if pm != nil {
+			pm.removeImages(slow.images)
+		}
+	}()
+	if kl != nil {
+		fmt.Printf("kubelet: %s, static pods on its own containerd (%s)\n", kl.version, kl.endpoint)
+	} else {
+		fmt.Println("kubelet: absent")
+	}
+	fmt.Printf("cold start: one pod (init container, sidecar, main container sleep 1) on 3 images of %s, removed before every side; registry behind %s; %d rounds, sides alternating; loadavg before: %s\n",
+		imageSizes(targets[0].dir), slow.link, *coldRounds, loadavg())
+	manifest := filepath.Join(tmp, "cold.yaml")
+	pmManifest := filepath.Join(tmp, "cold-podman.yaml")
+	if err := os.WriteFile(manifest, []byte(coldManifest("bench-cold", slow.images, true)), 0o644); err != nil {
+		fail(err.Error())
+	}
+	if err := os.WriteFile(pmManifest, []byte(coldManifest("bench-cold", slow.images, false)), 0o644); err != nil {
+		fail(err.Error())
+	}
+	type row struct {
+		side, runtime string
+		note          string
+		samples       []coldSample
+	}
+	var rows []*row
+	var sides []func(r int)
+	for i := range targets {
+		t := &targets[i]
+		rp := &row{side: "podrun", runtime: t.name, note: "podrun's exit (pod torn down)"}
+		rb := &row{side: "bare CRI sequence", runtime: t.name, note: "main's exit; its exit after"}
+		rows = append(rows, rp, rb)
+		sides = append(sides,
+			func(int) {
+				removeCRIImages(t.endpoint, slow.images)
+				root := filepath.Join(tmp, "root")
+				s := measure(podrunCmd(t, root, manifest))
+				os.RemoveAll(root)
+				rp.samples = append(rp.samples, coldSample{sample: s, mainExit: s.wall})
+			},
+			func(int) {
+				removeCRIImages(t.endpoint, slow.images)
+				cmd := exec.Command(*cribarePath, "-endpoint", t.endpoint, "-seq", strings.Join(slow.images, ","), "-timeout", "10m")
+				s, out, err := run(cmd)
+				if err != nil {
+					fail(fmt.Sprintf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out))
+				}
+				ms, err := strconv.Atoi(strings.TrimSpace(string(out)))
+				if err != nil {
+					fail(fmt.Sprintf("cribare -seq printed %q, not the milliseconds to the main container's exit", out))
+				}
+				rb.samples = append(rb.samples, coldSample{sample: s, mainExit: time.Duration(ms) * time.Millisecond})
+			})
+	}
+	if kl != nil {
+		rk := &row{side: "kubelet " + kl.version + " (static pod)", runtime: targets[0].name, note: "main's termination"}
+		if n := runtimeName(kl.endpoint); n != "" {
+			rk.runtime = n
+		}
+		rows = append(rows, rk)
+		sides = append(sides, func(r int) {
+			removeCRIImages(kl.endpoint, slow.images)
+			rk.samples = append(rk.samples, kl.run(slow.images, r))
+		})
+	}
+	if pm != nil {
+		rm := &row{side: "podman kube play", runtime: pm.version, note: "main's exit (podman wait)"}
+		rows = append(rows, rm)
+		sides = append(sides, func(int) {
+			pm.removeImages(slow.images)
+			rm.samples = append(rm.samples, pm.runCold(pmManifest, "bench-cold-main"))
+		})
+	}
+	for r := range *coldRounds {
+		order := slices.Clone(sides)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, side := range order {
+			side(r)
+		}
+		fmt.Fprintf(os.Stderr, "bench: cold start: round %d/%d done (loadavg %s)\n", r+1, *coldRounds, loadavg())
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "side\truntime\tto Ready ms (min-max)\tto main's end ms (min-max)\tmeasured to\texit ms (min-max)\tCPU ms\tpeak RSS\t")
+	for _, rw := range rows {
+		ready := "-"
+		if rw.samples[0].ready > 0 {
+			ready = spread(sorted(rw.samples, func(s coldSample) time.Duration { return s.ready }))
+		}
+		exit, cpu, rss := "-", "-", "-"
+		if rw.samples[0].wall > 0 {
+			exit = spread(sorted(rw.samples, func(s coldSample) time.Duration { return s.wall }))
+			cpu = fmt.Sprintf("%.0f", msf(median(sorted(rw.samples, func(s coldSample) time.Duration { return s.cpu }))))
+			var m int64
+			for _, s := range rw.samples {
+				m = max(m, s.maxRSSKiB)
+			}
+			rss = fmt.Sprintf("%.1f MiB", float64(m)/1024)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rw.side, rw.runtime, ready,
+			spread(sorted(rw.samples, func(s coldSample) time.Duration { return s.mainExit })), rw.note, exit, cpu, rss)
+	}
+	tw.Flush()
+
+	// The goals: podrun on the first testbed (the kubelet's containerd
+	// line) against the kubelet and podman.
+	mainOf := func(rw *row) time.Duration {
+		return median(sorted(rw.samples, func(s coldSample) time.Duration { return s.mainExit }))
+	}
+	podrun := mainOf(rows[0])
+	var verdicts []string
+	for _, g := range []struct {
+		prefix, what string
+		goal         float64
+	}{{"kubelet", "the kubelet's", coldKubeletGoal}, {"podman", "podman's", coldPodmanGoal}} {
+		var other *row
+		for _, rw := range rows {
+			if strings.HasPrefix(rw.side, g.prefix) {
+				other = rw
+			}
+		}
+		if other == nil {
+			verdicts = append(verdicts, fmt.Sprintf("cold start, podrun on %s over %s: not measured (%s absent); goal %.2f", rows[0].runtime, g.what, g.prefix, g.goal))
+			continue
+		}
+		ratio := float64(podrun) / float64(mainOf(other))
+		v := "meets the goal"
+		if ratio > g.goal {
+			v = "MISSES the goal"
+		}
+		verdicts = append(verdicts, fmt.Sprintf("cold start, podrun on %s over %s time to the main container's end: %.2f (goal at most %.2f): %s", rows[0].runtime, g.what, ratio, g.goal, v))
+	}
+	return verdicts
+}
+
+// imageSizes is "25.2, 25.2 and 25.2 MB" of the slow registry's images (their
+// layers as stored), or "unknown size".
+func imageSizes(dir string) string {
+	var sizes []string
+	for _, name := range []string{"init", "sidecar", "main"} {
+		var n int64
+		files, _ := filepath.Glob(filepath.Join(dir, "slow-registry", "images", name, "blobs", "sha256", "*"))
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				n += fi.Size()
+			}
+		}
+		if n == 0 {
+			return "unknown size"
+		}
+		sizes = append(sizes, fmt.Sprintf("%.1f", float64(n)/1e6))
+	}
+	return sizes[0] + ", " + sizes[1] + " and " + sizes[2] + " MB"
+}
+
+// removeCRIImages removes the images from the runtime at endpoint.
+func removeCRIImages(endpoint string, images []string) {
+	cmd := exec.Command(*cribarePath, "-endpoint", endpoint, "-rmi", strings.Join(images, ","))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Sprintf("removing the cold-start images from %s: %v\n%s", endpoint, err, out))
+	}
+}
+
+// runtimeName is "containerd 2.4.2" of the runtime at endpoint, or "".
+func runtimeName(endpoint string) string {
+	out, err := exec.Command(*cribarePath, "-endpoint", endpoint, "-ping", "-v").Output()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) < 2 {
+		return ""
+	}
+	return f[0] + " " + strings.TrimPrefix(f[1], "v")
+}
+
+// run is one kubelet sample: the manifest (named for round r, so that no
+// round's pod has a name or UID a former one had) written into the static
+// pod dir, /pods polled to Ready and to the main container's
+// termination, the manifest removed and the pod waited for gone.
+func (k *kubelet) run(images []string, r int) coldSample {
+	name := fmt.Sprintf("bench-cold-%d-%d", os.Getpid(), r)
+	path := filepath.Join(k.staticDir, name+".yaml")
+	hidden := filepath.Join(k.staticDir, "."+name+".yaml")
+	if err := os.WriteFile(hidden, []byte(coldManifest(name, images, true)), 0o644); err != nil {
+		fail(err.Error())
+	}
+	defer os.Remove(path)
+	start := time.Now()
+	if err := os.Rename(hidden, path); err != nil {
+		os.Remove(hidden)
+		fail(err.Error())
+	}
+	failk := func(msg string) {
+		os.Remove(path)
+		fail(msg)
+	}
+	var s coldSample
+	deadline := start.Add(10 * time.Minute)
+	for s.mainExit == 0 {
+		if time.Now().After(deadline) {
+			failk(fmt.Sprintf("the kubelet did not end static pod %s's main container in 10 minutes", name))
+		}
+		pod, err := k.pod(name)
+		if err != nil {
+			failk(err.Error())
+		}
+		now := time.Since(start)
+		if pod != nil {
+			for _, c := range pod.Status.Conditions {
+				if c.Type == v1.PodReady && c.Status == v1.ConditionTrue && s.ready == 0 {
+					s.ready = now
+				}
+			}
+			for _, c := range pod.Status.ContainerStatuses {
+				if t := c.State.Terminated; c.Name == "main" && t != nil {
+					if t.ExitCode != 0 {
+						failk(fmt.Sprintf("the kubelet's static pod %s: main exited %d (%s)", name, t.ExitCode, t.Reason))
+					}
+					s.mainExit = now
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.Remove(path); err != nil {
+		fail(err.Error())
+	}
+	for gone := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		pod, err := k.pod(name)
+		if err != nil {
+			fail(err.Error())
+		}
+		if pod == nil {
+			break
+		}
+		if time.Now().After(gone) {
+			fail(fmt.Sprintf("the kubelet still lists static pod %s 2 minutes after its manifest went", name))
+		}
+	}
+	// The kubelet removes a deleted pod's sandbox and containers only in
+	// its garbage collection, later; until then their snapshots would
+	// keep the images' layers unpacked and make the next round's pulls
+	// all but free. They go now (the kubelet only ever finds them gone),
+	// once the kubelet has stopped the sandbox: it may still be at it
+	// after the pod left /pods (a stop of ours meanwhile fails in CNI).
+	for try := 1; ; try++ {
+		cmd := exec.Command(*cribarePath, "-endpoint", k.endpoint, "-cleanup", "-prefix", name+"-")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 30 {
+			fail(fmt.Sprintf("removing static pod %s's sandbox from the kubelet's containerd: %v\n%s", name, err, out))
+		}
+		time.Sleep(time.Second)
+	}
+	return s
+}
+
+// pod is the kubelet's static pod made from the manifest name (named
+// name-NODE), or nil.
+func (k *kubelet) pod(name string) (*v1.Pod, error) {
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(k.podsURL)
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet's %s: %w", k.podsURL, err)
+	}
+	defer resp.Body.Close()
+	var list v1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, fmt.Errorf("the kubelet's %s: %w", k.podsURL, err)
+	}
+	for i := range list.Items {
+		if strings.HasPrefix(list.Items[i].Name, name+"-") {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// lockKubelet takes /tmp/podrun-kubelet.lock, as every user of the shared
+// kubelet does, waiting up to -kubelet-lock-wait; it returns the unlock.
+// fail exits with it held: the lock goes with the process.
+func lockKubelet() func() {
+	f, err := os.OpenFile("/tmp/podrun-kubelet.lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		fail(err.Error())
+	}
+	for deadline := time.Now().Add(*kubeletLockWait); ; time.Sleep(time.Second) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			fail(fmt.Sprintf("/tmp/podrun-kubelet.lock: %v (another user of the kubelet for more than %v)", err, *kubeletLockWait))
+		}
+	}
+	return func() { f.Close() }
+}
+
+// removeImages is podman rmi of the images (absent ones ignored).
+func (pm *podman) removeImages(images []string) {
+	cmd := exec.Command("podman", append([]string{"rmi", "-i"}, images...)...)
+	cmd.Env = pm.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Sprintf("podman rmi: %v\n%s", err, out))
+	}
+}
+
+// runCold is one podman cold sample: kube play (which pulls) and podman
+// wait of the main container, timed; kube down after.
+func (pm *podman) runCold(manifest, mainName string) coldSample {
+	var s coldSample
+	down := func() string {
+		down := exec.Command("podman", "kube", "down", manifest)
+		down.Env = pm.env
+		if out, err := down.CombinedOutput(); err != nil {
+			return fmt.Sprintf("podman kube down: %v\n%s", err, out)
+		}
+		return ""
+	}
+	for _, args := range [][]string{
+		{"kube", "play", "--cert-dir", pm.certDir, manifest},
+		{"wait", mainName},
+	} {
+		cmd := exec.Command("podman", args...)
+		cmd.Env = pm.env
+		one, out, err := run(cmd)
+		if err == nil && args[0] == "wait" && strings.TrimSpace(string(out)) != "0" {
+			err = fmt.Errorf("%s exited %s", mainName, strings.TrimSpace(string(out)))
+		}
+		if err != nil {
+			fail(fmt.Sprintf("podman %s: %v\n%s\n%s", strings.Join(args, " "), err, out, down()))
+		}
+		s.wall += one.wall
+		s.cpu += one.cpu
+		s.maxRSSKiB = max(s.maxRSSKiB, one.maxRSSKiB)
+	}
+	if msg := down(); msg != "" {
+		fail(msg)
+	}
+	s.mainExit = s.wall
+	s.wall = 0 // no exit of its own to show: kube down is not timed
+	return s
+}
