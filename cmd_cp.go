@@ -24,7 +24,7 @@ import (
 // Exec, as exec -i), its stream extracted into the host dir by
 // artifacts.Untar, which keeps every entry inside it. docs/artifacts.md.
 
-func cpCommand(stdout, stderr io.Writer) *cli.Command {
+func cpCommand(stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "cp",
 		Usage: "copy a file or directory out of a running container of a pod into a host dir, as kubectl cp does",
@@ -43,9 +43,6 @@ podrun cp ci/web:/etc/nginx/nginx.conf . -c app`,
 				Usage: "`SIZE` of the files copied at most, e.g. 100Mi or 5G; 0: no limit. A copy that would go over it stops there and fails"},
 		),
 		Action: func(c *cli.Context) error { return cpAction(c, stderr) },
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return podrunError(fmt.Errorf("%w (see podrun cp --help)", err))
-		},
 	}
 }
 

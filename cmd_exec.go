@@ -49,9 +49,6 @@ podrun exec -i web -c app -- tar x -C /srv`,
 				Usage: "with -i on a terminal: run the command in a terminal (this one in raw mode, resized with it)"},
 		),
 		Action: func(c *cli.Context) error { return execAction(c, stdin, stdout, stderr) },
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return podrunError(fmt.Errorf("%w (see podrun exec --help)", err))
-		},
 	}
 }
 

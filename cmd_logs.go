@@ -41,9 +41,6 @@ podrun logs -p web -c app`,
 			&cli.BoolFlag{Name: "prefix", Category: catOutput, Usage: "start each line with [pod/NAME/CONTAINER]"},
 		),
 		Action: func(c *cli.Context) error { return logsAction(c, stdout, stderr) },
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return podrunError(fmt.Errorf("%w (see podrun logs --help)", err))
-		},
 	}
 }
 

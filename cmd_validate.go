@@ -48,7 +48,6 @@ podrun validate -f pod.yaml
 podrun validate -o yaml -f pod.yaml`,
 		Flags:                  flags,
 		UseShortOptionHandling: true,
-		OnUsageError:           func(_ *cli.Context, err error, _ bool) error { return podrunError(err) },
 		Action: func(c *cli.Context) error {
 			f := runFlagsOf(c)
 			f.DryRun, f.NameAllowed = true, true

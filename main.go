@@ -72,7 +72,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			handoverCommand(stdout, stderr),
 			logsCommand(stdout, stderr),
 			execCommand(stdin, stdout, stderr),
-			cpCommand(stdout, stderr),
+			cpCommand(stderr),
 			cniCommand(stdout, stderr),
 			completionCommand(stdout),
 			versionCommand(stdout),
