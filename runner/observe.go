@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -89,9 +90,108 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 func (o *observer) watch(ctx context.Context) {
 	pace := func() time.Duration { return idlePollDelay(time.Since(time.Unix(0, o.lastChange.Load()))) }
 	onChangesPaced(ctx, o.rt, o.sel, safetyPollInterval, pace,
-		// podrun's own calls cause the other events, and it polls after them.
-		func(ev *runtimeapi.ContainerEventResponse) bool { return changesOnItsOwn(ev.GetContainerEventType()) },
+		// podrun's own calls cause the other events, and it polls after
+		// them; a stop whose event says all a poll would learn needs none.
+		func(ev *runtimeapi.ContainerEventResponse) bool {
+			return changesOnItsOwn(ev.GetContainerEventType()) && !o.takeStop(ctx, ev)
+		},
 		func() { _ = o.poll(ctx) }) // a failed poll is retried on the next tick
+}
+
+// takeStop keeps what a stop event tells when it tells all that a poll
+// would learn of it, and reports whether it did: the stopped container's
+// full status (containerd ≥ 1.7 and CRI-O send the status of every
+// container of the pod with each event, as the kubelet's evented PLEG
+// reads them), or the stopped sandbox's state. With a container's exit
+// it reads its sandbox's state (one PodSandboxStatus instead of a poll's
+// two Lists and a ContainerStatus): a runtime stopping a sandbox reports
+// its containers' exits first, and the pod must not take a container
+// killed with its sandbox for one that exited in a ready sandbox. A stop
+// the observer knows already (podrun stopped it and read its status)
+// needs nothing. Anything else (a removal, an event without the status, a
+// sandbox not seen yet, a failed read) is left to a poll. It holds
+// pollMu: a poll that read the container still running does not store
+// that over the exit.
+func (o *observer) takeStop(ctx context.Context, ev *runtimeapi.ContainerEventResponse) bool {
+	if ev.GetContainerEventType() != runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT {
+		return false
+	}
+	id := ev.GetContainerId()
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+	if sb := ev.GetPodSandboxStatus(); sb != nil && sb.GetId() == id {
+		o.mu.Lock()
+		known, ok := o.sandboxes[id]
+		if ok && known.State == runtimeapi.PodSandboxState_SANDBOX_READY && sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			o.sandboxes[id] = notReady(known)
+		}
+		o.mu.Unlock()
+		if !ok || sb.GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			return false
+		}
+		if known.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			o.changed(known.Labels[labelPodUID])
+		}
+		return true
+	}
+	for _, st := range ev.GetContainersStatuses() {
+		if st.GetId() != id {
+			continue
+		}
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			return false
+		}
+		o.mu.Lock()
+		known := o.containers[id]
+		sb, sbKnown := o.sandboxes[ev.GetPodSandboxStatus().GetId()]
+		o.mu.Unlock()
+		if known != nil && known.state == runtimeapi.ContainerState_CONTAINER_EXITED {
+			return true
+		}
+		if !sbKnown {
+			return false
+		}
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			resp, err := o.rt.PodSandboxStatus(ctx, sb.Id, false)
+			if err != nil || resp.GetStatus() == nil {
+				return false
+			}
+			if resp.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+				o.mu.Lock()
+				o.sandboxes[sb.Id] = notReady(sb)
+				o.mu.Unlock()
+			}
+		}
+		o.changed(o.store(st))
+		return true
+	}
+	return false
+}
+
+// notReady is a copy of sb in the state SANDBOX_NOTREADY.
+func notReady(sb *runtimeapi.PodSandbox) *runtimeapi.PodSandbox {
+	c := proto.Clone(sb).(*runtimeapi.PodSandbox)
+	c.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	return c
+}
+
+// changed records that a poll or an event saw the pods uids change and
+// wakes them.
+func (o *observer) changed(uids ...string) {
+	if len(uids) == 0 {
+		return
+	}
+	o.lastChange.Store(time.Now().UnixNano())
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, uid := range uids {
+		if ch, ok := o.subs[uid]; ok {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // onChanges calls fire until ctx ends: on a container event of a pod with
@@ -210,19 +310,7 @@ func (o *observer) poll(ctx context.Context) error {
 		changed[o.store(st)] = true
 	}
 
-	if len(changed) > 0 {
-		o.lastChange.Store(time.Now().UnixNano())
-	}
-	o.mu.Lock()
-	for uid := range changed {
-		if ch, ok := o.subs[uid]; ok {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-	o.mu.Unlock()
+	o.changed(slices.Collect(maps.Keys(changed))...)
 	return nil
 }
 

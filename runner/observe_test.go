@@ -7,6 +7,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri/fake"
 )
 
 // countCalls counts the calls of a CRI method in the fake's call log.
@@ -76,4 +79,50 @@ func TestPollingSlowsDownWhileNothingChanges(t *testing.T) {
 		t.Errorf("the run took %v for a container of about 2 s: its exit was noticed late", took)
 	}
 	e.assertTornDown(t)
+}
+
+// A container's exit is learnt from its stop event where the event carries
+// the pod's container statuses (containerd ≥ 1.7, CRI-O): no List and no
+// ContainerStatus after it, only its sandbox's PodSandboxStatus. An event without them still makes a poll,
+// which reads the exit. Either way the run ends on the container's own
+// exit code.
+func TestStopEventWithStatusesNeedsNoPoll(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		bare                   bool
+		lists, containerStatus int
+		sandboxStatus          int
+	}{
+		// Lists: the start-up's and the teardown's. ContainerStatus: the
+		// one after the start. PodSandboxStatus: the one after the
+		// sandbox's creation, the one after the exit.
+		{"statuses in the event", false, 2, 1, 2},
+		// A poll instead (a List of each kind, the exited container's status).
+		{"event without statuses", true, 3, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.srv.EnableEvents(true)
+			e.srv.EventsWithoutStatuses(tc.bare)
+			e.srv.SetBehavior(func(cfg *runtimeapi.ContainerConfig) fake.Behavior {
+				return fake.Behavior{ExitAfter: 50 * time.Millisecond, ExitCode: 3}
+			})
+			pod := newPod("exit3", v1.RestartPolicyNever, v1.Container{Name: "c", Image: "busybox", Command: []string{"false"}})
+			res := e.run(t, context.Background(), pod)
+			if code := res.ExitCode(0); code != 3 {
+				t.Fatalf("exit %d, want the container's 3 (%v)", code, res.Err())
+			}
+			calls := e.srv.Calls()
+			if got := countCalls(calls, "ListContainers"); got != tc.lists {
+				t.Errorf("%d ListContainers calls, want %d: %v", got, tc.lists, calls)
+			}
+			if got := countCalls(calls, "ContainerStatus"); got != tc.containerStatus {
+				t.Errorf("%d ContainerStatus calls, want %d: %v", got, tc.containerStatus, calls)
+			}
+			if got := countCalls(calls, "PodSandboxStatus"); got != tc.sandboxStatus {
+				t.Errorf("%d PodSandboxStatus calls, want %d: %v", got, tc.sandboxStatus, calls)
+			}
+			e.assertTornDown(t)
+		})
+	}
 }

@@ -75,6 +75,9 @@ func (s *Server) emit(c *container, typ runtimeapi.ContainerEventType) {
 	if p := s.pods[c.sandboxID]; p != nil {
 		ev.PodSandboxStatus = s.sandboxStatus(p)
 	}
+	if s.bareEvents {
+		ev.ContainersStatuses = nil
+	}
 	for ch := range s.subs {
 		select {
 		case ch <- clone(ev):

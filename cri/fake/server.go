@@ -33,28 +33,30 @@ const maxSocketPath = 100
 type Server struct {
 	path string
 
-	mu      sync.Mutex
-	gs      *grpc.Server // nil while stopped
-	closed  bool
-	calls   []string
-	fail    map[string][]error
-	delay   map[string]time.Duration
-	second  time.Duration
-	script  func(*runtimeapi.ContainerConfig) Behavior
-	conds   []*runtimeapi.RuntimeCondition
-	info    map[string]string
-	events  bool
-	subs    map[chan *runtimeapi.ContainerEventResponse]struct{}
-	nextID  int
-	nextIP  int
-	names   map[string]string // reserved sandbox and container names → ID
-	pods    map[string]*sandbox
-	ctrs    map[string]*container
-	images  map[string]*runtimeapi.Image // by normalized reference
-	missing map[string]bool
-	pullErr map[string]*pullFailure // injected pull failures by image
-	auths   map[string]*runtimeapi.AuthConfig
-	pulls   []Pull
+	mu     sync.Mutex
+	gs     *grpc.Server // nil while stopped
+	closed bool
+	calls  []string
+	fail   map[string][]error
+	delay  map[string]time.Duration
+	second time.Duration
+	script func(*runtimeapi.ContainerConfig) Behavior
+	conds  []*runtimeapi.RuntimeCondition
+	info   map[string]string
+	events bool
+	// bareEvents: events without ContainersStatuses (EventsWithoutStatuses).
+	bareEvents bool
+	subs       map[chan *runtimeapi.ContainerEventResponse]struct{}
+	nextID     int
+	nextIP     int
+	names      map[string]string // reserved sandbox and container names → ID
+	pods       map[string]*sandbox
+	ctrs       map[string]*container
+	images     map[string]*runtimeapi.Image // by normalized reference
+	missing    map[string]bool
+	pullErr    map[string]*pullFailure // injected pull failures by image
+	auths      map[string]*runtimeapi.AuthConfig
+	pulls      []Pull
 
 	cgroupDriver         *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
 	handlers             []*runtimeapi.RuntimeHandler
@@ -290,6 +292,14 @@ func (s *Server) EnableEvents(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = on
+}
+
+// EventsWithoutStatuses makes the events carry no container statuses (the
+// pod's sandbox status only), so that a client must read them itself.
+func (s *Server) EventsWithoutStatuses(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bareEvents = on
 }
 
 // newID returns the next ID: 64 hex digits like containerd's, but
