@@ -70,6 +70,9 @@ spec:
 // without an answer and the restarts. With metadata.uid in the manifest
 // the kubelet adopts podrun's pod: same container, no restart, no failed
 // poll. Without it the kubelet makes its own copy and podrun's makes way.
+// Supervised (`podrun run --supervise`, as the node's service runs it):
+// podrun keeps the pod until it sees the kubelet's healthz, hands the pod
+// over itself and exits 0, with the same adoption and no failed poll.
 //
 // It needs the oracle kubelet (make conformance-kubelet starts it) and
 // stops and starts it (hack/testbed.sh kubelet-stop, kubelet-up); it
@@ -104,9 +107,14 @@ func TestKubeletHandover(t *testing.T) {
 		name    string
 		uid     string
 		outcome string
+		// supervised: podrun run --supervise keeps the pod and hands it
+		// over itself once it sees the kubelet (its healthz), then exits
+		// 0; otherwise podrun run -d and a podrun handover.
+		supervised bool
 	}{
-		{"adopted with metadata.uid", "  uid: 6b1c1a7e-5d2f-4a43-9c1e-0d8f3a2b7c11", "adopted"},
-		{"replaced without", "", "replaced"},
+		{"adopted with metadata.uid", "  uid: 6b1c1a7e-5d2f-4a43-9c1e-0d8f3a2b7c11", "adopted", false},
+		{"replaced without", "", "replaced", false},
+		{"adopted under --supervise", "  uid: 0c7d54a2-8e3b-4f61-a9d0-3b5e2c1f7a48", "adopted", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -125,9 +133,26 @@ func TestKubeletHandover(t *testing.T) {
 			// 1. The node before its kubelet: podrun runs the manifest.
 			testbed(t, "kubelet-stop")
 			podrunArgs := []string{"-r", k.Endpoint}
-			r := e.runPodrun(append([]string{"run"}, append(podrunArgs, "-q", "-d", "--wait=ready", "--timeout", "90s",
-				"--static-pod-names", "--node-name", k.NodeName, "--cgroup-root", podsRoot, "-f", file)...), "")
-			expectCode(t, r, 0)
+			runArgs := append([]string{"run"}, append(podrunArgs, "--static-pod-names", "--node-name", k.NodeName,
+				"--cgroup-root", podsRoot, "-f", file)...)
+			var supervisor *proc
+			if tc.supervised {
+				// As the node's service would run it: ready once etcd is.
+				notify := listenNotify(t)
+				supervisor = e.startPodrun(append(runArgs, "--supervise", "--kubelet-healthz", k.HealthzURL), "",
+					"NOTIFY_SOCKET="+notify.path)
+				t.Cleanup(func() {
+					select {
+					case <-supervisor.done:
+					default:
+						stopNow(t, supervisor) // a failed test's supervisor
+					}
+				})
+				notify.waitReady(t, supervisor, scaled(90*time.Second))
+			} else {
+				r := e.runPodrun(append(runArgs, "-q", "-d", "--wait=ready", "--timeout", "90s"), "")
+				expectCode(t, r, 0)
+			}
 			// The etcd pod is Burstable; with metadata.uid podrun's pod
 			// cgroup is where the kubelet looks for its own (the kubelet's
 			// driver is its containerd's, which podrun picks).
@@ -166,11 +191,15 @@ func TestKubeletHandover(t *testing.T) {
 			if err := os.WriteFile(static, []byte(m), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ho := e.startPodrun(append([]string{"handover", "--all", "--timeout", "120s"}, podrunArgs...), "")
+			ho := supervisor
+			if !tc.supervised {
+				ho = e.startPodrun(append([]string{"handover", "--all", "--timeout", "120s"}, podrunArgs...), "")
+			}
 			start := time.Now()
 			testbed(t, "kubelet-up")
 			res := ho.result(150 * time.Second)
 			expectCode(t, res, 0)
+
 			// On an emulated node (the systemd guest) the kubelet's first
 			// housekeeping, 2 s after it starts, kills podrun's copy as an
 			// orphan before its own copy is ready: the hand-over then finds
@@ -181,7 +210,12 @@ func TestKubeletHandover(t *testing.T) {
 				outcome = "gone"
 				t.Logf("the kubelet killed podrun's copy as an orphan before its own copy was ready (an emulated node): gone, not replaced")
 			}
-			if !strings.Contains(res.stdout, "kube-system/"+podName+"\t"+outcome+"\t") {
+			if tc.supervised {
+				// The supervised run says it on stderr, then exits 0.
+				if !strings.Contains(res.stderr, "pod/"+podName+": "+outcome+"\n") {
+					t.Errorf("supervised run: stderr %q, want pod/%s: %s\n%s", res.stderr, podName, outcome, res)
+				}
+			} else if !strings.Contains(res.stdout, "kube-system/"+podName+"\t"+outcome+"\t") {
 				t.Errorf("handover: stdout %q, want kube-system/%s %s\n%s", res.stdout, podName, tc.outcome, res)
 			}
 

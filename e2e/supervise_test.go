@@ -50,6 +50,28 @@ func listenNotify(t *testing.T) *notifySocket {
 	return n
 }
 
+// waitReady waits for READY=1 from the supervised podrun p, failing at
+// once with its output if it ends first.
+func (n *notifySocket) waitReady(t *testing.T, p *proc, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		n.mu.Lock()
+		got := append([]string(nil), n.got...)
+		n.mu.Unlock()
+		if indexOf(got, "READY=1") >= 0 {
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("podrun ended before READY=1 (notifications %q)\n%s", got, p.result(time.Second))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no READY=1 within %s; notifications %q\n%s", within, got, p.result(time.Second))
+		}
+	}
+}
+
 // waitFor waits for a datagram holding s and returns every datagram so far.
 func (n *notifySocket) waitFor(t *testing.T, s string, within time.Duration) []string {
 	t.Helper()

@@ -78,6 +78,7 @@ type Kubelet struct {
 	Version      string
 	StaticPodDir string // its staticPodPath
 	PodsURL      string // GET: a v1.PodList with full status (read-only port)
+	HealthzURL   string // its healthz: "ok" while it runs
 	PodLogsDir   string // its podLogsDir
 	RootDir      string // its --root-dir
 	Endpoint     string // the CRI endpoint of its own containerd
@@ -97,6 +98,7 @@ var envNames = []struct {
 	{"PODRUN_TESTBED_KUBELET_VERSION", func(k *Kubelet) *string { return &k.Version }},
 	{"PODRUN_TESTBED_KUBELET_STATIC_POD_DIR", func(k *Kubelet) *string { return &k.StaticPodDir }},
 	{"PODRUN_TESTBED_KUBELET_PODS_URL", func(k *Kubelet) *string { return &k.PodsURL }},
+	{"PODRUN_TESTBED_KUBELET_HEALTHZ_URL", func(k *Kubelet) *string { return &k.HealthzURL }},
 	{"PODRUN_TESTBED_KUBELET_POD_LOGS_DIR", func(k *Kubelet) *string { return &k.PodLogsDir }},
 	{"PODRUN_TESTBED_KUBELET_ROOT_DIR", func(k *Kubelet) *string { return &k.RootDir }},
 	{"PODRUN_TESTBED_KUBELET_ENDPOINT", func(k *Kubelet) *string { return &k.Endpoint }},
