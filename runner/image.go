@@ -19,6 +19,7 @@ type podImages struct {
 	refs    map[string]string            // image → ref, pulled or found in this run
 	info    map[string]*runtimeapi.Image // ref → the runtime's ImageStatus, once read
 	backOff backOff                      // pulls, by "<podUID>_<image>"
+	turned  map[string]bool              // containers that had their first turn (aheadFor)
 }
 
 // pullError is an image failure that ends the run with exit 125: podrun
@@ -157,6 +158,14 @@ func checkImageNames(pods []*v1.Pod) (*Result, error) {
 // with back-off (ErrImagePull, then ImagePullBackOff until the back-off
 // ends; no reference, and wakeAt says when to look again). Unlike the
 // kubelet, a pull that fails for good (permanentPullFailure) ends the run.
+//
+// At a container's first turn, the run's ahead pull of its image
+// (prefetch.go), if any, stands for its pull: ensureImage waits for it and
+// reports it as the kubelet reports a pull at that turn (Pulling, then
+// Pulled or the failure), so nothing of it is seen before the turn. An
+// image that was present before, for IfNotPresent, an ahead pull cut
+// short and the pulls of later turns (restarts, retries after back-off)
+// go as they would without one.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
 	if err := invalidImageName(c.Image); err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: err.Reason, Message: err.Message}
@@ -165,6 +174,19 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 	image := imageref.WithDefaultTag(c.Image)
 	if ref, ok := p.images.refs[image]; ok && c.ImagePullPolicy != v1.PullAlways {
 		return ref, time.Time{}, nil
+	}
+	key := p.uid + "_" + c.Image
+	if a := p.aheadFor(c, image); a != nil {
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return "", time.Time{}, ctx.Err()
+		}
+		_, inBackOff := p.images.backOff.untilSinceUpdate(key, p.r.now())
+		presentAsIs := a.present && c.ImagePullPolicy != v1.PullAlways
+		if a.pulled && !a.cut && !presentAsIs && !inBackOff {
+			return p.pulledAhead(ctx, c, image, key, a)
+		}
 	}
 	st, err := p.r.rt.ImageStatus(ctx, image)
 	if err != nil {
@@ -182,7 +204,6 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 		p.images.info[ref] = st
 		return ref, time.Time{}, nil
 	}
-	key := p.uid + "_" + c.Image
 	now := p.r.now()
 	if until, in := p.images.backOff.untilSinceUpdate(key, now); in {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
@@ -193,26 +214,87 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 		return "", until, nil
 	}
 	p.event("Pulling", "Pulling image %q", c.Image)
-	ref, err = p.pullWithCredentials(ctx, image, sandboxCfg)
+	creds, missing, err := pullCredentials(p.pod, image, p.r.opts.Secrets, p.r.nodeKeyrings)
+	if err == nil {
+		ref, err = credentials.Pull(ctx, p.r.rt, image, creds, sandboxCfg)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", time.Time{}, ctx.Err()
 		}
-		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
-		if why, ok := permanentPullFailure(err.Error()); ok {
-			return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
-		}
-		p.event("Failed", "%s", msg)
-		p.event("Failed", "Error: %s", reasonErrImagePull)
-		p.images.backOff.next(key, now, p.r.now())
-		// Look again at once: that sync finds the pull in back-off and
-		// reports ImagePullBackOff until it ends.
-		return "", p.r.now(), nil
+		return p.pullFailed(c, key, now, err, missing)
 	}
-	p.event("Pulled", "Successfully pulled image %q in %s", c.Image, p.r.now().Sub(now).Round(time.Millisecond))
+	d := p.r.now().Sub(now)
+	p.pulledEvent(ctx, c, ref, d, d)
 	p.images.refs[image] = ref
 	return ref, time.Time{}, nil
+}
+
+// aheadFor is the run's ahead pull that stands for the pull at c's first
+// turn, nil if none (not the first turn, Never, no ahead pull of it).
+func (p *podRun) aheadFor(c *v1.Container, image string) *aheadEntry {
+	if p.images.turned[c.Name] || c.ImagePullPolicy == v1.PullNever {
+		return nil
+	}
+	if p.images.turned == nil {
+		p.images.turned = map[string]bool{}
+	}
+	p.images.turned[c.Name] = true
+	creds, _, err := pullCredentials(p.pod, image, p.r.opts.Secrets, p.r.nodeKeyrings)
+	if err != nil {
+		return nil
+	}
+	return p.r.prefetch.lookup(p.pod, image, creds)
+}
+
+// pulledAhead reports an ahead pull at the container's turn, as the
+// kubelet reports its pull there.
+func (p *podRun) pulledAhead(ctx context.Context, c *v1.Container, image, key string, a *aheadEntry) (string, time.Time, error) {
+	now := p.r.now()
+	p.event("Pulling", "Pulling image %q", c.Image)
+	if a.err != nil {
+		_, missing, _ := pullCredentials(p.pod, image, p.r.opts.Secrets, p.r.nodeKeyrings)
+		return p.pullFailed(c, key, now, a.err, missing)
+	}
+	p.pulledEvent(ctx, c, a.ref, a.ended.Sub(a.started), a.ended.Sub(a.queued))
+	p.images.refs[image] = a.ref
+	return a.ref, time.Time{}, nil
+}
+
+// pulledEvent is the kubelet's Pulled event of a pull that took took,
+// waited counting the time it waited for its turn among pulls (an ahead
+// pull: since the run began).
+func (p *podRun) pulledEvent(ctx context.Context, c *v1.Container, ref string, took, waited time.Duration) {
+	msg := fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting).", c.Image,
+		took.Truncate(time.Millisecond), waited.Truncate(time.Millisecond))
+	if img, err := p.imageStatus(ctx, ref); err == nil && img != nil {
+		msg += fmt.Sprintf(" Image size: %d bytes.", img.GetSize())
+	}
+	p.event("Pulled", "%s", msg)
+}
+
+// pullFailed reports a failed pull of the container's image, as the
+// kubelet does, and ends the run if it failed for good
+// (permanentPullFailure); otherwise the pull is in back-off. When some of
+// the pod's imagePullSecrets were not in the run (missing), a
+// FailedToRetrieveImagePullSecret warning names them first, as the
+// kubelet's event does.
+func (p *podRun) pullFailed(c *v1.Container, key string, now time.Time, err error, missing []string) (string, time.Time, error) {
+	if len(missing) > 0 {
+		p.event("Warning", "FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.",
+			strings.Join(missing, ", "))
+	}
+	msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+	p.reasons[c.Name] = waitingReason{Reason: reasonErrImagePull, Message: err.Error()}
+	if why, ok := permanentPullFailure(err.Error()); ok {
+		return "", time.Time{}, &pullError{Reason: reasonErrImagePull, Message: msg + " (" + why + ")"}
+	}
+	p.event("Failed", "%s", msg)
+	p.event("Failed", "Error: %s", reasonErrImagePull)
+	p.images.backOff.next(key, now, p.r.now())
+	// Look again at once: that sync finds the pull in back-off and
+	// reports ImagePullBackOff until it ends.
+	return "", p.r.now(), nil
 }
 
 // imageStatus is the runtime's ImageStatus of ref, read once per run.
@@ -225,26 +307,4 @@ func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image
 		p.images.info[ref] = img
 	}
 	return img, err
-}
-
-// pullWithCredentials pulls a container's image with the credentials the
-// pod's imagePullSecrets and the node hold for it. When the pull fails and
-// some of the pod's imagePullSecrets were not in the run, a
-// FailedToRetrieveImagePullSecret warning names them, as the kubelet's
-// event does.
-func (p *podRun) pullWithCredentials(ctx context.Context, image string, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	podRing, missing, err := credentials.PodKeyring(p.pod, p.r.opts.Secrets)
-	if err != nil {
-		return "", err
-	}
-	creds, err := credentials.AuthsFor(image, append([]*credentials.Keyring{podRing}, p.r.nodeKeyrings...))
-	if err != nil {
-		return "", err
-	}
-	ref, err := credentials.Pull(ctx, p.r.rt, image, creds, sandboxCfg)
-	if err != nil && len(missing) > 0 && ctx.Err() == nil {
-		p.event("Warning", "FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.",
-			strings.Join(missing, ", "))
-	}
-	return ref, err
 }

@@ -200,6 +200,7 @@ type runState struct {
 	rand  func() float64 // in [0, 1), for the kubelet's jitter; nil: none
 
 	nodeKeyrings []*credentials.Keyring // the node's image pull credentials, tried after a pod's
+	prefetch     *prefetcher            // the run's pulls ahead (prefetch.go); nil: none
 
 	cgroups *cgroups.Host     // nil: no pod cgroups
 	cgsys   cgroups.System    // the host's cgroups, for reclaiming
@@ -244,6 +245,12 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 	}
 	r.ctx = ctx
 	opts = r.opts
+	// Pull ahead what the pods and the Jobs' first pods will need, while
+	// the run reclaims and sets them up; a run that ends, however, cancels
+	// what is still under way.
+	r.prefetch = startPrefetch(ctx, rt, r.now, planPullsAhead(append(slices.Clip(pods), JobFirstPods(opts.Jobs)...),
+		opts.Secrets, r.nodeKeyrings), pullAheadLimit)
+	defer r.prefetch.stop()
 
 	// Reclaim what dead podruns left behind, and refuse pods a live one runs.
 	sbs, err := listManaged(ctx, rt)
@@ -284,15 +291,26 @@ func runPods(ctx context.Context, rt Runtime, facts Facts, pods []*v1.Pod, opts 
 		syncing.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Pods[i] = r.runPod(ctx, waitCtx, newPodRun(r, pod), syncing.Done)
+			res.Pods[i] = r.runPod(ctx, waitCtx, newPodRun(r, pod), func() {
+				r.prefetch.release(i)
+				syncing.Done()
+			})
 		}()
 	}
+	first := len(pods) // a Job's first pods follow the pods in the plan
 	for i, job := range opts.Jobs {
 		wg.Add(1)
 		syncing.Add(1)
+		held := first
+		first += jobParallel(job.Job)
 		go func() {
 			defer wg.Done()
-			res.Jobs[i] = r.runJob(ctx, waitCtx, job, syncing.Done)
+			res.Jobs[i] = r.runJob(ctx, waitCtx, job, func() {
+				for h := held; h < held+jobParallel(job.Job); h++ {
+					r.prefetch.release(h)
+				}
+				syncing.Done()
+			})
 		}()
 	}
 	// Once no pod syncs any more, nobody needs the observer: teardown asks

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -176,13 +177,74 @@ func (i *imageServer) ListImages(ctx context.Context, req *runtimeapi.ListImages
 	return resp, nil
 }
 
+// HoldPulls makes pulls of ref wait, as pulls from a slow registry do,
+// until release is called (the pull then goes on as it would) or the
+// caller gives up (the pull fails as cancelled, and PullsCancelled
+// names it). Release is idempotent.
+func (s *Server) HoldPulls(ref string) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	s.held[normalize(ref)] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			close(ch)
+			delete(s.held, normalize(ref))
+		})
+	}
+}
+
+// PullsInFlight returns the images (as requested) of the pulls that a
+// HoldPulls holds now.
+func (s *Server) PullsInFlight() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.inFlight)
+}
+
+// PullsCancelled returns the images (as requested) of the held pulls
+// whose callers gave up, in order.
+func (s *Server) PullsCancelled() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.cancelled)
+}
+
 func (i *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	s := i.s
 	ref := req.GetImage().GetImage()
 	n := normalize(ref)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.pulls = append(s.pulls, Pull{Image: ref, Auth: clone(req.GetAuth())})
+	hold := s.held[n]
+	if hold != nil {
+		s.inFlight = append(s.inFlight, ref)
+	}
+	s.mu.Unlock()
+	if hold != nil {
+		var err error
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			err = status.FromContextError(ctx.Err()).Err()
+		}
+		s.mu.Lock()
+		if k := slices.Index(s.inFlight, ref); k >= 0 {
+			s.inFlight = slices.Delete(s.inFlight, k, k+1)
+		}
+		if err != nil {
+			s.cancelled = append(s.cancelled, ref)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if f := s.pullErr[n]; f != nil && f.times != 0 {
 		f.times--
 		return nil, f.err

@@ -57,6 +57,9 @@ type Server struct {
 	pullErr    map[string]*pullFailure // injected pull failures by image
 	auths      map[string]*runtimeapi.AuthConfig
 	pulls      []Pull
+	held       map[string]chan struct{} // HoldPulls: pulls that wait, by image
+	inFlight   []string                 // held pulls now
+	cancelled  []string                 // held pulls whose callers gave up
 
 	cgroupDriver         *runtimeapi.CgroupDriver // nil: RuntimeConfig is unknown, as on containerd 1.6
 	handlers             []*runtimeapi.RuntimeHandler
@@ -103,6 +106,7 @@ func StartAt(path string) (*Server, error) {
 		images:  map[string]*runtimeapi.Image{},
 		missing: map[string]bool{},
 		pullErr: map[string]*pullFailure{},
+		held:    map[string]chan struct{}{},
 		auths:   map[string]*runtimeapi.AuthConfig{},
 		conds: []*runtimeapi.RuntimeCondition{
 			{Type: runtimeapi.RuntimeReady, Status: true},
