@@ -116,7 +116,11 @@ func faultAtStage(t *testing.T, st faultStage, sig syscall.Signal) {
 	case st.pause != "":
 		waitForFile(t, p, pauseFile, st.pause+"\n", 60*time.Second)
 	case st.name == "pull":
+		// The pull starts ahead, with the run (runner/prefetch.go); the
+		// stage is main's turn, which waits for it: the init container
+		// has run, so the data dir, cgroup and sandbox are all made.
 		reg.waitHeld(t, p, 60*time.Second)
+		p.waitStderr("Started container init", 60*time.Second)
 	case st.name == "init":
 		p.waitStdout("init-running", 60*time.Second)
 	case st.name == "probe":

@@ -1,8 +1,8 @@
 // Package runner is podrun's pipeline, the kubelet's pod workers and
 // kuberuntime (pkg/kubelet/kuberuntime: computePodActions, SyncPod,
 // killPod) for the pods of one run: GatherFacts learns the node and the
-// runtime once; Run admits every pod, checks its volumes, reclaims what dead
-// podruns left, and for each pod makes its data dir, cgroup and volumes,
+// runtime once; Run admits every pod, checks its volumes, starts pulling
+// every image the pods will need, reclaims what dead podruns left, and for each pod makes its data dir, cgroup and volumes,
 // then loops observe → plan → act until the wait condition holds or the pod
 // fails, and finally tears everything down.
 //
@@ -15,6 +15,7 @@
 //	volumes.go     checkVolumes, then setUpVolumes and containerMounts (package volumes)
 //	runtimeclass.go runtimeHandlers: each pod's RuntimeClass handler, checked against the runtime's (RunPodSandbox's runtime_handler)
 //	userns.go      checkUserns, allocateUserns: user namespaces for hostUsers false (of the pod's handler)
+//	prefetch.go    planPullsAhead, prefetcher: every image of the run pulled from its start, reported at each container's turn
 //	reclaim.go     reclaim: what dead podruns left; checkNotRunning
 //	replace.go     --replace: decideReplace, replace: a detached pod of the same name stopped as down stops it (downPods)
 //	datadirs.go    makePodDataDirs: the pod's data dir with its owner record (records.go)

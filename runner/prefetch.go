@@ -26,8 +26,8 @@ import (
 //
 // planPullsAhead decides what to pull (pure); prefetcher carries it out.
 
-// pullAheadLimit is how many images a run pulls at once (docs/images.md:
-// the figures it was chosen from).
+// pullAheadLimit is how many images a run pulls at once (docs/benchmark.md,
+// Pulls ahead: the figures it was chosen from).
 const pullAheadLimit = 3
 
 // runtimeHandlerAnnotation is the sandbox annotation containerd picks a
