@@ -20,6 +20,7 @@ type podImages struct {
 	info    map[string]*runtimeapi.Image // ref → the runtime's ImageStatus, once read
 	backOff backOff                      // pulls, by "<podUID>_<image>"
 	turned  map[string]bool              // containers that had their first turn (aheadFor)
+	noAhead bool                         // a Job's later pod: the run's pulls ahead are not its
 }
 
 // pullError is an image failure that ends the run with exit 125: podrun
@@ -233,7 +234,7 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 // aheadFor is the run's ahead pull that stands for the pull at c's first
 // turn, nil if none (not the first turn, Never, no ahead pull of it).
 func (p *podRun) aheadFor(c *v1.Container, image string) *aheadEntry {
-	if p.images.turned[c.Name] || c.ImagePullPolicy == v1.PullNever {
+	if p.images.noAhead || p.images.turned[c.Name] || c.ImagePullPolicy == v1.PullNever {
 		return nil
 	}
 	if p.images.turned == nil {

@@ -295,6 +295,9 @@ func (j *jobRun) start(ctx, waitCtx context.Context, np newJobPod) {
 	j.note = ""
 	j.progressf("SuccessfulCreate", "Created pod: %s", pod.Name)
 	p := j.r.newJobPodRun(pod, base)
+	// The run pulled ahead for the Job's first pods; a later one (a retry,
+	// a further completion) pulls at its turns as a kubelet's would.
+	p.images.noAhead = n >= jobParallel(j.job.Job)
 	p.onStatus = func(st v1.PodStatus) {
 		// Only the latest status matters: one the loop has not read yet
 		// is replaced, and a pod never waits on the loop.

@@ -200,3 +200,32 @@ func TestPullAheadCancelledWithThePod(t *testing.T) {
 	}
 	e.assertTornDown(t)
 }
+
+// TestPullAheadJobLaterPodsPullAtTheirTurn: the run pulls ahead for a
+// Job's first pod; its retry, made later, pulls at its own turn (Always:
+// a pull of its own), as a kubelet's would.
+func TestPullAheadJobLaterPodsPullAtTheirTurn(t *testing.T) {
+	defer runner.SetJobBackOff(300*time.Millisecond, time.Second)()
+	e := newEnv(t)
+	isolateNodeCredentials(t)
+	failFirst(e, 1)
+	const img = "registry.test/ahead/job:1"
+	j := newJob("pj", v1.RestartPolicyNever, 1, "exit 1")
+	mk := j.NewPod
+	j.NewPod = func(n, index int) *v1.Pod {
+		p := mk(n, index)
+		p.Spec.Containers[0].Image, p.Spec.Containers[0].ImagePullPolicy = img, v1.PullAlways
+		return p
+	}
+	res := e.runJobs(t, context.Background(), j)
+	if jr := res.Jobs[0]; jr.Outcome != runner.OutcomeReached || len(jr.Pods) != 2 {
+		t.Fatalf("outcome %s, %d pods (err %v); want reached after one retry", jr.Outcome, len(jr.Pods), jr.Err)
+	}
+	if pulls := e.srv.Pulls(); len(pulls) != 2 {
+		t.Errorf("pulls %+v, want one ahead for the first pod, one at the retry's turn", pulls)
+	}
+	for _, pod := range []string{"pj-0", "pj-1"} {
+		expectOrder(t, e.progress.String(), "pod/"+pod+`: Pulling: Pulling image "`+img+`"`, "pod/"+pod+`: Pulled: Successfully pulled image "`+img+`"`)
+	}
+	e.assertTornDown(t)
+}
