@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build
+# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build | controlplane-images|controlplane-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -39,7 +39,15 @@
 #          podrun's included, so it never shares podrun's containerd.
 #          Static pods only: staticPodPath $DIR/kubelet/manifests, GET
 #          /pods on 127.0.0.1:10255 (anonymous, AlwaysAllow), no
-#          kubeconfig. Idempotent; a changed config restarts it.
+#          kubeconfig (PODRUN_TESTBED_KUBELET_KUBECONFIG and _STATIC_POD_PATH
+#          below make it a node of a cluster: the control-plane test).
+#          Idempotent; a changed config restarts it.
+#   controlplane-images   kubeadm, kube-apiserver, kube-controller-manager
+#          and kube-scheduler of the kubelet's release and the etcd it
+#          names, built once per version into $DIR/opt/controlplane-<version>/bin
+#          (controlplane-build only builds them), as images under kubeadm's
+#          names in the mirror (registry.k8s.io/kube-apiserver:<version>,
+#          ..., etcd:3.7.0-0). For e2e/controlplane_test.go.
 #   kubelet-stop  stop the kubelet alone, leaving its containerd and the
 #          pods on it running (the hand-over test, e2e/handover_test.go,
 #          runs podrun's pods there and starts the kubelet again on them).
@@ -126,6 +134,11 @@
 #                                own such as the guest)
 #   PODRUN_TESTBED_KUBELET_NODE_NAME   its node name (the host name)
 #   PODRUN_TESTBED_KUBELET_V           its log verbosity (2)
+#   PODRUN_TESTBED_KUBELET_KUBECONFIG  a kubeconfig (kubeadm's kubelet.conf):
+#                                the kubelet registers its Node and mirror
+#                                pods in that API server (unset: standalone)
+#   PODRUN_TESTBED_KUBELET_STATIC_POD_PATH  its staticPodPath
+#                                ($DIR/kubelet/manifests)
 #   PODRUN_TESTBED_REGISTRIES    another testbed's DIR whose registries, CA
 #                                and images this one uses instead of its own
 #                                (that testbed must be up; ports unused here)
@@ -207,6 +220,13 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KUBELET_VERSION=${PODRUN_TESTBED_KUBELET_VERSION:-v1.37.2}
 KUBELET_OPT=$DIR/opt/kubelet-$KUBELET_VERSION
 KUBELET=$KUBELET_OPT/bin/kubelet
+# The control plane of the same release (build_controlplane), and etcd at
+# the version kubeadm $KUBELET_VERSION names (constants.DefaultEtcdVersion
+# 3.7.0-0: image tag 3.7.0-0, etcd release v3.7.0).
+CP_OPT=$DIR/opt/controlplane-$KUBELET_VERSION
+CP_COMMANDS=(kubeadm kube-apiserver kube-controller-manager kube-scheduler)
+ETCD_VERSION=${PODRUN_TESTBED_ETCD_VERSION:-3.7.0}
+ETCD_IMAGE_TAG=$ETCD_VERSION-0
 KDIR=$DIR/kubelet
 KUBELET_POD_SUBNET=${PODRUN_TESTBED_KUBELET_POD_SUBNET:-10.89.0.0/16}
 KUBELET_BRIDGE=${PODRUN_TESTBED_KUBELET_BRIDGE:-cni-podrunk0}
@@ -216,6 +236,12 @@ KUBELET_HEALTHZ_PORT=${PODRUN_TESTBED_KUBELET_HEALTHZ_PORT:-10248}
 KUBELET_CGROUP_ROOT=${PODRUN_TESTBED_KUBELET_CGROUP_ROOT:-/podrun-kubelet}
 KUBELET_NODE_NAME=${PODRUN_TESTBED_KUBELET_NODE_NAME:-$(uname -n | tr '[:upper:]' '[:lower:]')}
 KUBELET_VERBOSITY=${PODRUN_TESTBED_KUBELET_V:-2}
+# A node of a cluster rather than a standalone kubelet (the control-plane
+# test, e2e/controlplane_test.go): kubeadm's kubelet.conf as --kubeconfig
+# and its static pod dir (/etc/kubernetes/manifests) as staticPodPath.
+# Both unset: the standalone oracle.
+KUBELET_KUBECONFIG=${PODRUN_TESTBED_KUBELET_KUBECONFIG:-}
+KUBELET_STATIC_POD_PATH=${PODRUN_TESTBED_KUBELET_STATIC_POD_PATH:-$KDIR/manifests}
 # What the kubelet's container manager sets on start unless
 # protectKernelDefaults (setupKernelTunables in
 # pkg/kubelet/cm/container_manager_linux.go; the values are in
@@ -1216,6 +1242,118 @@ build_kubelet() {
   log "built kubelet $KUBELET_VERSION in $((SECONDS - t0))s"
 }
 
+# build_controlplane: kubeadm, kube-apiserver, kube-controller-manager and
+# kube-scheduler of the same k8s.io/kubernetes release as the kubelet, in ONE
+# go build (they share most packages), and etcd at the version that kubeadm
+# release names (constants.DefaultEtcdVersion), into $CP_OPT/bin. Static
+# (CGO_ENABLED=0) as upstream ships them, for images with no libc. Stamped
+# by "built" files of their own, so the kubelet's cache stays valid; each is
+# rebuilt only when its version changes.
+build_controlplane() {
+  local src=$CP_OPT/src mod staging m t0=$SECONDS major minor
+  seed_opt "controlplane-$KUBELET_VERSION"
+  command -v go >/dev/null || die "go is needed to build the control plane $KUBELET_VERSION"
+  if ! [[ -f $CP_OPT/bin/built && $(<"$CP_OPT/bin/built") == "$KUBELET_VERSION $ETCD_VERSION" ]]; then
+    log "building kubeadm, kube-apiserver, kube-controller-manager, kube-scheduler $KUBELET_VERSION and etcd $ETCD_VERSION (about 15 minutes cold on 2 cores)"
+    mod=$(cd / && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBELET_VERSION" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') ||
+      die "go mod download k8s.io/kubernetes@$KUBELET_VERSION failed"
+    [[ -f $mod/go.mod ]] || die "go mod download k8s.io/kubernetes@$KUBELET_VERSION gave no module directory"
+    rm -rf "$src" "$CP_OPT/bin" && mkdir -p "$CP_OPT/bin"
+    cp -r "$mod" "$src" && chmod -R u+w "$src"
+    rm -rf "$src/vendor" "$src"/go.work*
+    staging=v0.${KUBELET_VERSION#v1.}
+    for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$src/go.mod"); do
+      (cd "$src" && go mod edit -dropreplace="$m" -require="$m@$staging") ||
+        die "go mod edit of $m failed"
+    done
+    major=${KUBELET_VERSION#v}
+    minor=${major#*.}
+    minor=${minor%%.*}
+    major=${major%%.*}
+    local ldflags=() k v kv c
+    for kv in "gitVersion=$KUBELET_VERSION" "gitMajor=$major" "gitMinor=$minor" \
+      "gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
+      k=${kv%%=*} v=${kv#*=}
+      ldflags+=("-X k8s.io/component-base/version.$k=$v" "-X k8s.io/client-go/pkg/version.$k=$v")
+    done
+    (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -mod=mod -trimpath \
+      -ldflags "-s -w ${ldflags[*]}" -o "$CP_OPT/bin/" "${CP_COMMANDS[@]/#/./cmd/}") ||
+      die "go build of the control plane $KUBELET_VERSION failed (sources kept in $src)"
+    local version_args
+    for c in "${CP_COMMANDS[@]}"; do
+      version_args=(--version)
+      [[ $c != kubeadm ]] || version_args=(version -o short)
+      "$CP_OPT/bin/$c" "${version_args[@]}" 2>&1 | grep -qE "^(Kubernetes )?$KUBELET_VERSION\$" ||
+        die "$CP_OPT/bin/$c reports '$("$CP_OPT/bin/$c" "${version_args[@]}" 2>&1)', not $KUBELET_VERSION"
+    done
+    rm -rf "$src"
+    # etcd: go.etcd.io/etcd/server/v3 is its main package; built from a
+    # module of its own that requires it, so that server/v3's replace
+    # directives (sibling directories) play no part.
+    src=$CP_OPT/etcd-src
+    rm -rf "$src" && mkdir -p "$src"
+    printf 'module podrun.test/etcd\n\ngo 1.24\n' >"$src/go.mod"
+    printf 'package etcd\n\nimport _ "go.etcd.io/etcd/server/v3/etcdmain"\n' >"$src/etcd.go"
+    (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" &&
+      GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" \
+        -o "$CP_OPT/bin/etcd" go.etcd.io/etcd/server/v3) ||
+      die "go build of etcd $ETCD_VERSION failed (sources kept in $src)"
+    "$CP_OPT/bin/etcd" --version | grep -qF "etcd Version: $ETCD_VERSION" ||
+      die "$CP_OPT/bin/etcd reports '$("$CP_OPT/bin/etcd" --version)', not $ETCD_VERSION"
+    rm -rf "$src"
+    echo "$KUBELET_VERSION $ETCD_VERSION" >"$CP_OPT/bin/built"
+    log "built the control plane $KUBELET_VERSION and etcd $ETCD_VERSION in $((SECONDS - t0))s"
+  fi
+}
+
+# cmd_controlplane_images: images of the control plane build_controlplane
+# builds, under the names kubeadm $KUBELET_VERSION's manifests use
+# (registry.k8s.io/kube-apiserver:$KUBELET_VERSION, ..., etcd:$ETCD_IMAGE_TAG),
+# pushed to the mirror. Each is one layer with the binary in /usr/local/bin
+# (where upstream's images have it; kubeadm's manifests run it by name
+# through PATH) and the few files a distroless base gives (/etc/passwd,
+# /etc/group, /tmp). Not part of `up`: only the control-plane test needs
+# them, and the build takes minutes; a stamp of the binaries and this
+# script skips the push when the mirror holds the images already.
+cmd_controlplane_images() (
+  local out=$DIR/images-controlplane stamp=$DIR/images-controlplane.stamp sum c r tag repo
+  [[ $(id -u) == 0 ]] || die "must run as root"
+  [[ -z $SHARED_REGISTRIES ]] || use_shared_registries
+  registry_answers "${MIRROR##*:}" 200 || die "the testbed's mirror registry does not answer: run '$0 up' first"
+  build_controlplane
+  sum=$( {
+    sha256sum "$CP_OPT"/bin/* "$REPO/hack/mkimage/main.go" "${BASH_SOURCE[0]}"
+    echo "$MIRROR"
+  } | sha256sum | cut -d' ' -f1)
+  if [[ -f $stamp && $(<"$stamp") == "$sum" ]] &&
+    curl -sf --max-time 5 --cacert "$CA" -o /dev/null \
+      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      "https://$MIRROR/v2/registry.k8s.io/kube-apiserver/manifests/$KUBELET_VERSION"; then
+    return 0
+  fi
+  log "building and pushing the control-plane images ($KUBELET_VERSION, etcd $ETCD_IMAGE_TAG) to the mirror ($MIRROR)"
+  rm -rf "$out" && mkdir -p "$out"
+  for c in "${CP_COMMANDS[@]:1}" etcd; do
+    r=$out/rootfs-$c
+    mkdir -p "$r/usr/local/bin" "$r/etc" "$r/tmp" "$r/var/run"
+    chmod 1777 "$r/tmp"
+    printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$r/etc/passwd"
+    printf 'root:x:0:\nnonroot:x:65532:\n' >"$r/etc/group"
+    cp "$CP_OPT/bin/$c" "$r/usr/local/bin/$c"
+    tag=$KUBELET_VERSION
+    [[ $c != etcd ]] || tag=$ETCD_IMAGE_TAG
+    "$DIR/bin/mkimage" -out "$out/$c" -layer "$r" \
+      -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin -cmd "[\"$c\"]" ||
+      die "mkimage of $c failed"
+    skopeo copy --quiet --retry-times 3 --dest-cert-dir "$DIR/tls/skopeo" \
+      "oci:$out/$c" "docker://$MIRROR/registry.k8s.io/$c:$tag" ||
+      die "skopeo copy of registry.k8s.io/$c:$tag to the mirror failed"
+  done
+  rm -rf "$out"
+  echo "$sum" >"$stamp"
+)
+
 # kubelet_containerd: switch this (sub)shell's containerd settings to the
 # kubelet's own instance: the pinned v2 binaries, everything else under
 # $KDIR. Only ever called inside the kubelet commands' subshells.
@@ -1267,7 +1405,9 @@ kubelet_answers() {
 }
 
 write_kubelet_config() {
-  # Standalone: no kubeconfig, static pods only. Every path it would put
+  # Standalone: no kubeconfig, static pods only (with
+  # PODRUN_TESTBED_KUBELET_KUBECONFIG: a node of that cluster; the settings
+  # below stay, kubeadm's differ as docs/bootstrap.md says). Every path it would put
   # on the host is moved under $KDIR (see "kubelet-up" at the top).
   # The cgroup root: kubeadm sets none (kubepods at the top, kubepods.slice
   # with the systemd driver); the host's oracle has one of its own.
@@ -1279,7 +1419,7 @@ write_kubelet_config() {
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 containerRuntimeEndpoint: $ENDPOINT
-staticPodPath: $KDIR/manifests
+staticPodPath: $KUBELET_STATIC_POD_PATH
 # Container logs, otherwise /var/log/pods.
 podLogsDir: $KDIR/logs/pods
 # The authenticated port (self-signed certificate in --cert-dir), the
@@ -1379,6 +1519,11 @@ cmd_kubelet_up() (
     --hostname-override="$KUBELET_NODE_NAME"
     --v="$KUBELET_VERBOSITY"
   )
+  if [[ -n $KUBELET_KUBECONFIG ]]; then
+    [[ -s $KUBELET_KUBECONFIG ]] || die "PODRUN_TESTBED_KUBELET_KUBECONFIG: no kubeconfig at $KUBELET_KUBECONFIG"
+    KUBELET_ARGS+=(--kubeconfig="$KUBELET_KUBECONFIG")
+  fi
+  [[ -d $KUBELET_STATIC_POD_PATH ]] || die "PODRUN_TESTBED_KUBELET_STATIC_POD_PATH: $KUBELET_STATIC_POD_PATH is not a directory"
   write_kubelet_config
   echo "$KUBELET" >"$KDIR/kubelet.exe"
   echo "$CGROUP_DRIVER" >"$KDIR/cgroup-driver"
@@ -1389,7 +1534,7 @@ cmd_kubelet_up() (
 PODRUN_TESTBED_KUBELET_VERSION=$KUBELET_VERSION
 PODRUN_TESTBED_KUBELET_BIN=$KUBELET
 PODRUN_TESTBED_KUBELET_ENDPOINT=$ENDPOINT
-PODRUN_TESTBED_KUBELET_STATIC_POD_DIR=$KDIR/manifests
+PODRUN_TESTBED_KUBELET_STATIC_POD_DIR=$KUBELET_STATIC_POD_PATH
 PODRUN_TESTBED_KUBELET_PODS_URL=http://127.0.0.1:$KUBELET_READONLY_PORT/pods
 PODRUN_TESTBED_KUBELET_HEALTHZ_URL=http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz
 PODRUN_TESTBED_KUBELET_ROOT_DIR=$KDIR/root
@@ -1898,6 +2043,8 @@ cmd_down() {
 cmd_env() {
   [[ -s $DIR/testbed.env ]] || die "no $DIR/testbed.env: run '$0 up' first"
   cat "$DIR/testbed.env"
+  # The control plane's binaries, once controlplane-images built them.
+  if [[ -f $CP_OPT/bin/built ]]; then echo "PODRUN_TESTBED_KUBEADM=$CP_OPT/bin/kubeadm"; fi
   # The kubelet's settings while kubelet-up's kubelet runs.
   if [[ -s $KDIR/kubelet.env ]]; then cat "$KDIR/kubelet.env"; fi
 }
@@ -1980,6 +2127,8 @@ packages)
 cni-conf) write_cni_conf "${@:2}" ;; # CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR: hack/crio.sh's network
 pins) printf '%s\n' "CONTAINERD_V2_VERSION=$CONTAINERD_V2_VERSION" "RUNC_VERSION=$RUNC_VERSION" "KUBELET_VERSION=$KUBELET_VERSION" ;;
 kubelet-build) build_kubelet ;;
+controlplane-build) build_controlplane ;;
+controlplane-images) cmd_controlplane_images ;;
 kubelet-up) cmd_kubelet_up ;;
 kubelet-down) cmd_kubelet_down ;;
 kubelet-stop) cmd_kubelet_stop ;;
@@ -1993,7 +2142,7 @@ slow-registry)
   esac
   ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build | controlplane-images | controlplane-build" >&2
   exit 2
   ;;
 esac
