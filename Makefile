@@ -125,15 +125,19 @@ e2e-crio: build testbed-up ## the e2e tests on an installed CRI-O (PODRUN_CRIO=/
 # no pods or static manifests an earlier, interrupted run left), and stopped
 # after, whatever the result
 # (kubelet-down restores the host settings it changed). The table of the run
-# is written to $(CONFORMANCE_REPORT) and printed.
+# is written to $(CONFORMANCE_REPORT) and printed. The control-plane test
+# (TestKubeletControlPlane, docs/bootstrap.md) needs kubeadm and the
+# control-plane images: controlplane-images builds them once per version
+# (cached in the testbed dir) and pushes them to the mirror.
 CONFORMANCE_REPORT ?= /tmp/podrun-conformance-kubelet.txt
-conformance-kubelet: build testbed-up ## every runnable corpus row on podrun and on a real kubelet, compared (undocumented differences fail); the hand-over to a real kubelet
+conformance-kubelet: build testbed-up ## every runnable corpus row on podrun and on a real kubelet, compared (undocumented differences fail); the hand-over to a real kubelet; a kubeadm control plane under podrun, handed over to it
+	nice -n 10 bash $(TESTBED) controlplane-images
 	bash $(TESTBED) kubelet-down
 	bash $(TESTBED) kubelet-up
 	set -a; eval "$$(bash $(TESTBED) env)"; set +a; \
 	$(GO) build -o bin/testlog ./hack/testlog && \
 	PODRUN_E2E_BINARY=$(CURDIR)/$(BIN) PODRUN_CONFORMANCE_REPORT=$(CONFORMANCE_REPORT) \
-	$(GO) test -count=1 -tags e2e -timeout 40m -run '^TestKubelet(Conformance|Handover)$$' -json $(E2E_PKG) 2>&1 | bin/testlog -log /tmp/podrun-conformance-kubelet.log; \
+	$(GO) test -count=1 -tags e2e -timeout 50m -run '^TestKubelet(Conformance|Handover|ControlPlane)$$' -json $(E2E_PKG) 2>&1 | bin/testlog -log /tmp/podrun-conformance-kubelet.log; \
 	s=("$${PIPESTATUS[@]}"); \
 	$(GO) test -count=1 -tags e2e -run 'E2E' ./e2e/kubeletoracle/ || s[0]=1; \
 	bash $(TESTBED) kubelet-down; \

@@ -399,11 +399,16 @@ type healthPoll struct {
 const pollStallTolerance = 500 * time.Millisecond
 
 func startHealthPoll(url string, every time.Duration) *healthPoll {
-	p := &healthPoll{lastOK: time.Now(), done: make(chan struct{})}
 	// A poll fails when etcd has not answered within four periods (times
 	// PODRUN_E2E_TIMEOUT_SCALE on an emulated machine, where a running
 	// etcd can be that slow to answer).
-	client := &http.Client{Timeout: scaled(every * 4)}
+	return startPoll(&http.Client{Timeout: scaled(every * 4)}, url, every)
+}
+
+// startPoll GETs url with client every interval until stopped; a poll
+// fails unless it gets 200 OK within the client's timeout.
+func startPoll(client *http.Client, url string, every time.Duration) *healthPoll {
+	p := &healthPoll{lastOK: time.Now(), done: make(chan struct{})}
 	p.wg.Go(func() {
 		for {
 			select {
