@@ -754,6 +754,15 @@ etcd_debs() {
     die "apt-get download etcd-server etcd-client failed"
 }
 
+# pushed STAMP SUM REPO:TAG: whether images made from inputs that hash to
+# SUM are in the mirror: STAMP holds SUM and the mirror serves REPO:TAG.
+pushed() {
+  [[ -f $1 && $(<"$1") == "$2" ]] &&
+    curl -sf --max-time 5 --cacert "$CA" -o /dev/null \
+      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      "https://$MIRROR/v2/${3%:*}/manifests/${3##*:}"
+}
+
 push_images() {
   # Stamp of every input: if it matches and the registries still hold the
   # last push (their data lives under $DIR too), there is nothing to do.
@@ -763,10 +772,7 @@ push_images() {
     sha256sum /bin/busybox "$REPO/hack/mkimage/main.go" "${BASH_SOURCE[0]}"
     echo "$MIRROR $PRIVATE"
   } | sha256sum | cut -d' ' -f1)
-  if [[ -f $stamp && $(<"$stamp") == "$sum" ]] &&
-    curl -sf --max-time 2 --cacert "$CA" -o /dev/null \
-      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
-      "https://$MIRROR/v2/registry.k8s.io/pause/manifests/3.10"; then
+  if pushed "$stamp" "$sum" registry.k8s.io/pause:3.10; then
     return 0
   fi
   log "building images"
@@ -1201,18 +1207,35 @@ write_env() {
 # workspace. The version ldflags are those of the upstream build
 # (hack/lib/version.sh), so `kubelet --version` reports $KUBELET_VERSION.
 build_kubelet() {
-  local src=$KUBELET_OPT/src mod staging m t0=$SECONDS major minor
+  local t0=$SECONDS
   seed_opt "kubelet-$KUBELET_VERSION"
   if [[ -x $KUBELET && -f $KUBELET_OPT/bin/built ]]; then
     return 0
   fi
-  command -v go >/dev/null || die "go is needed to build kubelet $KUBELET_VERSION"
   log "building kubelet $KUBELET_VERSION from the Go module proxy (about 6 minutes cold on 2 cores)"
+  mkdir -p "$KUBELET_OPT/bin"
+  k8s_build "$KUBELET_OPT/src" 1 "$KUBELET" ./cmd/kubelet
+  "$KUBELET" --version | grep -qxF "Kubernetes $KUBELET_VERSION" ||
+    die "$KUBELET reports '$("$KUBELET" --version)', not Kubernetes $KUBELET_VERSION"
+  echo "$KUBELET_VERSION" >"$KUBELET_OPT/bin/built"
+  log "built kubelet $KUBELET_VERSION in $((SECONDS - t0))s"
+}
+
+# k8s_build SRC CGO OUT PACKAGE...: PACKAGEs of k8s.io/kubernetes
+# $KUBELET_VERSION, built in SRC as build_kubelet says (the module from the
+# proxy, its staging replaces turned into requirements on the published
+# modules, upstream's version ldflags) with CGO_ENABLED=CGO, into OUT (a
+# file, or a directory ending in / for several). The sources are removed
+# after: the Go build cache makes a rebuild quick.
+k8s_build() {
+  local src=$1 cgo=$2 out=$3 mod staging m major minor k v kv ldflags=()
+  shift 3
+  command -v go >/dev/null || die "go is needed to build $* of k8s.io/kubernetes $KUBELET_VERSION"
   mod=$(cd / && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBELET_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') ||
     die "go mod download k8s.io/kubernetes@$KUBELET_VERSION failed"
   [[ -f $mod/go.mod ]] || die "go mod download k8s.io/kubernetes@$KUBELET_VERSION gave no module directory"
-  rm -rf "$src" && mkdir -p "$KUBELET_OPT/bin"
+  rm -rf "$src"
   cp -r "$mod" "$src" && chmod -R u+w "$src"
   rm -rf "$src/vendor" "$src"/go.work*
   # k8s.io/X v1.M.P's staging modules are published as k8s.io/X v0.M.P.
@@ -1225,21 +1248,15 @@ build_kubelet() {
   minor=${major#*.}
   minor=${minor%%.*}
   major=${major%%.*}
-  local ldflags=() k v kv
   for kv in "gitVersion=$KUBELET_VERSION" "gitMajor=$major" "gitMinor=$minor" \
     "gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
     k=${kv%%=*} v=${kv#*=}
     ldflags+=("-X k8s.io/component-base/version.$k=$v" "-X k8s.io/client-go/pkg/version.$k=$v")
   done
-  (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=1 go build -mod=mod -trimpath \
-    -ldflags "-s -w ${ldflags[*]}" -o "$KUBELET" ./cmd/kubelet) ||
-    die "go build of kubelet $KUBELET_VERSION failed (sources kept in $src)"
-  "$KUBELET" --version | grep -qxF "Kubernetes $KUBELET_VERSION" ||
-    die "$KUBELET reports '$("$KUBELET" --version)', not Kubernetes $KUBELET_VERSION"
-  # The sources are not needed to run it; the Go build cache makes a rebuild quick.
+  (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=$cgo go build -mod=mod -trimpath \
+    -ldflags "-s -w ${ldflags[*]}" -o "$out" "$@") ||
+    die "go build of $* of k8s.io/kubernetes $KUBELET_VERSION failed (sources kept in $src)"
   rm -rf "$src"
-  echo "$KUBELET_VERSION" >"$KUBELET_OPT/bin/built"
-  log "built kubelet $KUBELET_VERSION in $((SECONDS - t0))s"
 }
 
 # build_controlplane: kubeadm, kube-apiserver, kube-controller-manager and
@@ -1250,36 +1267,13 @@ build_kubelet() {
 # by "built" files of their own, so the kubelet's cache stays valid; each is
 # rebuilt only when its version changes.
 build_controlplane() {
-  local src=$CP_OPT/src mod staging m t0=$SECONDS major minor
+  local t0=$SECONDS c src
   seed_opt "controlplane-$KUBELET_VERSION"
   command -v go >/dev/null || die "go is needed to build the control plane $KUBELET_VERSION"
   if ! [[ -f $CP_OPT/bin/built && $(<"$CP_OPT/bin/built") == "$KUBELET_VERSION $ETCD_VERSION" ]]; then
     log "building kubeadm, kube-apiserver, kube-controller-manager, kube-scheduler $KUBELET_VERSION and etcd $ETCD_VERSION (about 15 minutes cold on 2 cores)"
-    mod=$(cd / && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBELET_VERSION" |
-      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') ||
-      die "go mod download k8s.io/kubernetes@$KUBELET_VERSION failed"
-    [[ -f $mod/go.mod ]] || die "go mod download k8s.io/kubernetes@$KUBELET_VERSION gave no module directory"
-    rm -rf "$src" "$CP_OPT/bin" && mkdir -p "$CP_OPT/bin"
-    cp -r "$mod" "$src" && chmod -R u+w "$src"
-    rm -rf "$src/vendor" "$src"/go.work*
-    staging=v0.${KUBELET_VERSION#v1.}
-    for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$src/go.mod"); do
-      (cd "$src" && go mod edit -dropreplace="$m" -require="$m@$staging") ||
-        die "go mod edit of $m failed"
-    done
-    major=${KUBELET_VERSION#v}
-    minor=${major#*.}
-    minor=${minor%%.*}
-    major=${major%%.*}
-    local ldflags=() k v kv c
-    for kv in "gitVersion=$KUBELET_VERSION" "gitMajor=$major" "gitMinor=$minor" \
-      "gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
-      k=${kv%%=*} v=${kv#*=}
-      ldflags+=("-X k8s.io/component-base/version.$k=$v" "-X k8s.io/client-go/pkg/version.$k=$v")
-    done
-    (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -mod=mod -trimpath \
-      -ldflags "-s -w ${ldflags[*]}" -o "$CP_OPT/bin/" "${CP_COMMANDS[@]/#/./cmd/}") ||
-      die "go build of the control plane $KUBELET_VERSION failed (sources kept in $src)"
+    rm -rf "$CP_OPT/bin" && mkdir -p "$CP_OPT/bin"
+    k8s_build "$CP_OPT/src" 0 "$CP_OPT/bin/" "${CP_COMMANDS[@]/#/./cmd/}"
     local version_args
     for c in "${CP_COMMANDS[@]}"; do
       version_args=(--version)
@@ -1287,7 +1281,6 @@ build_controlplane() {
       "$CP_OPT/bin/$c" "${version_args[@]}" 2>&1 | grep -qE "^(Kubernetes )?$KUBELET_VERSION\$" ||
         die "$CP_OPT/bin/$c reports '$("$CP_OPT/bin/$c" "${version_args[@]}" 2>&1)', not $KUBELET_VERSION"
     done
-    rm -rf "$src"
     # etcd: go.etcd.io/etcd/server/v3 is its main package; built from a
     # module of its own that requires it, so that server/v3's replace
     # directives (sibling directories) play no part.
@@ -1326,10 +1319,7 @@ cmd_controlplane_images() (
     sha256sum "$CP_OPT"/bin/* "$REPO/hack/mkimage/main.go" "${BASH_SOURCE[0]}"
     echo "$MIRROR"
   } | sha256sum | cut -d' ' -f1)
-  if [[ -f $stamp && $(<"$stamp") == "$sum" ]] &&
-    curl -sf --max-time 5 --cacert "$CA" -o /dev/null \
-      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
-      "https://$MIRROR/v2/registry.k8s.io/kube-apiserver/manifests/$KUBELET_VERSION"; then
+  if pushed "$stamp" "$sum" "registry.k8s.io/kube-apiserver:$KUBELET_VERSION"; then
     return 0
   fi
   log "building and pushing the control-plane images ($KUBELET_VERSION, etcd $ETCD_IMAGE_TAG) to the mirror ($MIRROR)"

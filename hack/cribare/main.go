@@ -185,29 +185,8 @@ func runPod(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtime
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err
 	}
-	nsOpts := &runtimeapi.NamespaceOption{
-		Network: runtimeapi.NamespaceMode_POD,
-		Pid:     runtimeapi.NamespaceMode_CONTAINER,
-		Ipc:     runtimeapi.NamespaceMode_POD,
-	}
-	sbConfig := &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{
-			Name:      fmt.Sprintf("cribare-%d-%s", i, uid),
-			Uid:       uid,
-			Namespace: "cribare",
-		},
-		Hostname:     fmt.Sprintf("cribare-%d", i),
-		LogDirectory: logDir,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			// The kubelet asks for the runtime's default seccomp profile on
-			// every sandbox (and so does podrun); so does the baseline, or the
-			// comparison would not be of the same pod.
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: nsOpts,
-				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
-			},
-		},
-	}
+	sbConfig := sandboxConfig(fmt.Sprintf("cribare-%d-%s", i, uid), uid, fmt.Sprintf("cribare-%d", i), logDir)
+	nsOpts := sbConfig.Linux.SecurityContext.NamespaceOptions
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbConfig})
 	if err != nil {
 		return "", fmt.Errorf("RunPodSandbox: %w", err)
@@ -398,6 +377,29 @@ func removeImages(ctx context.Context, img runtimeapi.ImageServiceClient, refs [
 	return errors.Join(errs...)
 }
 
+// sandboxConfig is the config of every sandbox cribare makes: the pod's
+// network and IPC namespaces, each container's own PID namespace.
+func sandboxConfig(name, uid, hostname, logDir string) *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Uid: uid, Namespace: "cribare"},
+		Hostname:     hostname,
+		LogDirectory: logDir,
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			// The kubelet asks for the runtime's default seccomp profile on
+			// every sandbox (and so does podrun); so does the baseline, or the
+			// comparison would not be of the same pod.
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{
+					Network: runtimeapi.NamespaceMode_POD,
+					Pid:     runtimeapi.NamespaceMode_CONTAINER,
+					Ipc:     runtimeapi.NamespaceMode_POD,
+				},
+				Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			},
+		},
+	}
+}
+
 // runSequence is -seq: the cold-start pod's CRI calls one after the other.
 func runSequence(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img runtimeapi.ImageServiceClient, images []string) (err error) {
 	if len(images) != 3 {
@@ -410,22 +412,8 @@ func runSequence(ctx context.Context, rt runtimeapi.RuntimeServiceClient, img ru
 		return err
 	}
 	defer os.RemoveAll(logDir)
-	nsOpts := &runtimeapi.NamespaceOption{
-		Network: runtimeapi.NamespaceMode_POD,
-		Pid:     runtimeapi.NamespaceMode_CONTAINER,
-		Ipc:     runtimeapi.NamespaceMode_POD,
-	}
-	sbConfig := &runtimeapi.PodSandboxConfig{
-		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "cribare-seq-" + uid, Uid: uid, Namespace: "cribare"},
-		Hostname:     "cribare-seq",
-		LogDirectory: logDir,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: nsOpts,
-				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
-			},
-		},
-	}
+	sbConfig := sandboxConfig("cribare-seq-"+uid, uid, "cribare-seq", logDir)
+	nsOpts := sbConfig.Linux.SecurityContext.NamespaceOptions
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbConfig})
 	if err != nil {
 		return fmt.Errorf("RunPodSandbox: %w", err)
