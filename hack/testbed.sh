@@ -568,15 +568,12 @@ make_tls() {
 
 # ------------------------------------------------------------- registries --
 
-write_registry_configs() {
-  local name port
-  for name in mirror private; do
-    port=$MIRROR_PORT
-    [[ $name == private ]] && port=$PRIVATE_PORT
-    mkdir -p "$DIR/registry/$name"
-    {
-      cat <<EOF
-# Written by hack/testbed.sh: the testbed's $name registry.
+# registry_config WHAT DATA ADDR TLSDIR: a docker-registry configuration:
+# its blobs in DATA, TLS on ADDR with TLSDIR's server.crt and server.key,
+# deletes allowed, warnings only.
+registry_config() {
+  cat <<EOF
+# Written by hack/testbed.sh: $1.
 version: 0.1
 log:
   level: warn
@@ -584,15 +581,25 @@ log:
     disabled: true
 storage:
   filesystem:
-    rootdirectory: $DIR/registry/$name/data
+    rootdirectory: $2
   delete:
     enabled: true
 http:
-  addr: 127.0.0.1:$port
+  addr: $3
   tls:
-    certificate: $DIR/tls/server.crt
-    key: $DIR/tls/server.key
+    certificate: $4/server.crt
+    key: $4/server.key
 EOF
+}
+
+write_registry_configs() {
+  local name port
+  for name in mirror private; do
+    port=$MIRROR_PORT
+    [[ $name == private ]] && port=$PRIVATE_PORT
+    mkdir -p "$DIR/registry/$name"
+    {
+      registry_config "the testbed's $name registry" "$DIR/registry/$name/data" "127.0.0.1:$port" "$DIR/tls"
       if [[ $name == private ]]; then
         cat <<EOF
 auth:
@@ -1793,24 +1800,8 @@ cmd_slow_registry_up() {
     openssl x509 -req -in "$d/server.csr" -CA "$DIR/tls/ca.crt" -CAkey "$DIR/tls/ca.key" -CAcreateserial \
       -days 3650 -extfile "$d/server.ext" -out "$d/server.crt" 2>/dev/null || die "signing the slow registry's certificate failed"
   fi
-  put "$SLOW_DIR/config.yml" <<EOF
-# Written by hack/testbed.sh slow-registry: the bench's remote-like registry.
-version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $SLOW_DIR/data
-  delete:
-    enabled: true
-http:
-  addr: 127.0.0.1:5000
-  tls:
-    certificate: $d/server.crt
-    key: $d/server.key
-EOF
+  registry_config "slow-registry: the bench's remote-like registry" "$SLOW_DIR/data" 127.0.0.1:5000 "$d" |
+    put "$SLOW_DIR/config.yml"
   # The namespace, its link and the rate limit.
   if ! ip netns list | grep -qw "$SLOW_NS"; then
     log "slow registry: namespace $SLOW_NS, $SLOW_HOST_IF $SLOW_HOST_ADDR <-> $SLOW_NS_ADDR, $SLOW_RATE and $SLOW_DELAY each way"
