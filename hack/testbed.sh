@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build | controlplane-images|controlplane-build
+# hack/testbed.sh up|down [--purge]|env|packages|podman [--flavor v2|debian|scratch] | slow-registry up [shared|per-connection]|down|env | restart-containerd [--kill] | kubelet-up|kubelet-stop|kubelet-down|kubelet-build | controlplane-images|controlplane-build
 #
 # The real end-to-end testbed for podrun: a private containerd with the CRI
 # plugin, runc with cgroupfs, a bridge CNI network (Debian's CNI
@@ -89,10 +89,12 @@
 #   podman install Debian's podman and configure it privately to pull from
 #          this testbed's mirror (hack/bench compares with it; see
 #          cmd_podman). Optional.
-#   slow-registry up|down|env   a registry behind a slow link (a network
-#          namespace, a veth pair with a rate limit and a delay) serving
-#          three images of 25 MB, for hack/bench's cold-start table; see
-#          "slow registry" below. Optional; down removes all of it.
+#   slow-registry up [shared|per-connection]|down|env   a registry behind
+#          a slow link (a network namespace, a veth pair with a rate limit
+#          and a delay) serving three images of 25 MB, for hack/bench's
+#          cold-start table; up's argument picks the link model (shared by
+#          default); see "slow registry" below. Optional; down removes all
+#          of it.
 #
 # Settings (environment):
 #   PODRUN_TESTBED_DIR           where everything lives (/var/lib/podrun-testbed)
@@ -1706,13 +1708,23 @@ EOF
 
 # ----------------------------------------------------------- slow registry --
 #
-# slow-registry up|down|env: a registry behind a link that behaves like a
-# remote one, for hack/bench's cold-start table (issue 18). A network
-# namespace of its own ($SLOW_NS) joined to the host by a veth pair with
-# the /30 $SLOW_HOST_ADDR/$SLOW_NS_ADDR (no other route, no forwarding:
-# traffic goes only to that address); tc's tbf limits each end to
-# $SLOW_RATE. The kernels here have no netem qdisc (CONFIG_NET_SCH_NETEM
-# is not set), so the delay ($SLOW_DELAY each way) comes from hack/slowlink,
+# slow-registry up [shared|per-connection]|down|env: a registry behind a
+# link that behaves like a remote one, for hack/bench's cold-start table
+# (issue 18). A network namespace of its own ($SLOW_NS) joined to the host
+# by a veth pair with the /30 $SLOW_HOST_ADDR/$SLOW_NS_ADDR (no other
+# route, no forwarding: traffic goes only to that address). Two link
+# models:
+#   shared          tc's tbf limits each end of the pair to $SLOW_RATE,
+#                   shared by all connections (a slow line to the machine);
+#   per-connection  hack/slowlink limits each relayed connection to
+#                   $SLOW_CONN_RATE each way (a token bucket per connection
+#                   and direction: a remote registry as CI machines meet
+#                   one, each connection held back by its round trips or a
+#                   CDN's shaping, the machine's own NIC much faster), and
+#                   tbf limits the pair to $SLOW_FAST_RATE.
+# up switches a running link to the model it is given. The kernels here
+# have no netem qdisc (CONFIG_NET_SCH_NETEM is not set), so the delay
+# ($SLOW_DELAY each way, both models) comes from hack/slowlink,
 # a TCP relay in the namespace on $SLOW_NS_ADDR:$SLOW_PORT in front of
 # Debian's docker-registry (TLS, a certificate for that IP signed by the
 # testbed's CA, on the namespace's own 127.0.0.1:5000). It serves three
@@ -1734,6 +1746,9 @@ SLOW_NS_ADDR=10.254.53.2
 SLOW_PORT=5443
 SLOW_DELAY=${PODRUN_TESTBED_SLOW_DELAY:-20ms}
 SLOW_RATE=${PODRUN_TESTBED_SLOW_RATE:-100mbit}
+SLOW_CONN_RATE=${PODRUN_TESTBED_SLOW_CONN_RATE:-8MB}
+SLOW_FAST_RATE=1gbit
+SLOW_MODELS=(shared per-connection)
 SLOW_LAYER_MB=12
 SLOW_IMAGES=(init sidecar main)
 SLOW_DIR=$DIR/slow-registry
@@ -1781,7 +1796,14 @@ slow_images() {
 }
 
 cmd_slow_registry_up() {
-  local reg=/usr/bin/docker-registry relay=$DIR/bin/slowlink d name sum
+  local model=${1:-shared} reg=/usr/bin/docker-registry relay=$DIR/bin/slowlink d name sum
+  local tbf_rate tbf_burst conn_rate
+  case $model in
+  shared) tbf_rate=$SLOW_RATE tbf_burst=64kb conn_rate=0 ;;
+  # tbf's bucket must hold a timer tick's worth at 1 Gbit/s.
+  per-connection) tbf_rate=$SLOW_FAST_RATE tbf_burst=1mb conn_rate=$SLOW_CONN_RATE ;;
+  *) die "slow-registry up: link model '$model': want one of ${SLOW_MODELS[*]}" ;;
+  esac
   [[ $(id -u) == 0 ]] || die "must run as root"
   [[ -s $DIR/testbed.env && -s $DIR/tls/ca.key ]] || die "no testbed in $DIR: run '$0 up' first"
   mkdir -p "$SLOW_DIR"/{data,tls}
@@ -1804,7 +1826,7 @@ cmd_slow_registry_up() {
     put "$SLOW_DIR/config.yml"
   # The namespace, its link and the rate limit.
   if ! ip netns list | grep -qw "$SLOW_NS"; then
-    log "slow registry: namespace $SLOW_NS, $SLOW_HOST_IF $SLOW_HOST_ADDR <-> $SLOW_NS_ADDR, $SLOW_RATE and $SLOW_DELAY each way"
+    log "slow registry: namespace $SLOW_NS, $SLOW_HOST_IF $SLOW_HOST_ADDR <-> $SLOW_NS_ADDR"
     ip netns add "$SLOW_NS"
     ip link add "$SLOW_HOST_IF" type veth peer name "$SLOW_NS_IF" netns "$SLOW_NS" ||
       { ip netns del "$SLOW_NS"; die "making the veth pair failed"; }
@@ -1814,15 +1836,18 @@ cmd_slow_registry_up() {
     ip -n "$SLOW_NS" link set "$SLOW_NS_IF" up
     ip -n "$SLOW_NS" link set lo up
   fi
-  # tbf: the rate, a 64 KB bucket, at most 100 ms queued.
-  tc qdisc replace dev "$SLOW_HOST_IF" root tbf rate "$SLOW_RATE" burst 64kb latency 100ms ||
+  # tbf: the link's rate, at most 100 ms queued.
+  log "slow registry: $model link: $(slow_link_words "$model")"
+  tc qdisc replace dev "$SLOW_HOST_IF" root tbf rate "$tbf_rate" burst "$tbf_burst" latency 100ms ||
     die "tc tbf on $SLOW_HOST_IF failed"
-  ip netns exec "$SLOW_NS" tc qdisc replace dev "$SLOW_NS_IF" root tbf rate "$SLOW_RATE" burst 64kb latency 100ms ||
+  ip netns exec "$SLOW_NS" tc qdisc replace dev "$SLOW_NS_IF" root tbf rate "$tbf_rate" burst "$tbf_burst" latency 100ms ||
     die "tc tbf on $SLOW_NS_IF failed"
   # The registry and the relay, in the namespace.
   start_slow_daemon slow-registry "$reg" "$SLOW_DIR/config.yml" serve "$SLOW_DIR/config.yml"
-  echo "$SLOW_DELAY $SLOW_REGISTRY" | put "$SLOW_DIR/slowlink.args"
-  start_slow_daemon slowlink "$relay" "$SLOW_DIR/slowlink.args" -listen "$SLOW_REGISTRY" -to 127.0.0.1:5000 -delay "$SLOW_DELAY"
+  echo "$SLOW_DELAY $conn_rate $SLOW_REGISTRY" | put "$SLOW_DIR/slowlink.args"
+  start_slow_daemon slowlink "$relay" "$SLOW_DIR/slowlink.args" -listen "$SLOW_REGISTRY" -to 127.0.0.1:5000 \
+    -delay "$SLOW_DELAY" -rate "$conn_rate"
+  echo "$model" | put "$SLOW_DIR/link"
   for d in $(slow_certs_dirs); do
     printf '%s\n' "# Written by hack/testbed.sh slow-registry (hack/bench's cold-start table)." \
       "server = \"https://$SLOW_REGISTRY\"" "ca = \"$CA\"" "" \
@@ -1867,7 +1892,7 @@ cmd_slow_registry_down() {
   [[ $(id -u) == 0 ]] || die "must run as root"
   stop_pid "$DIR/run/slowlink.pid" "$DIR/bin/slowlink" slowlink
   stop_pid "$DIR/run/slow-registry.pid" /usr/bin/docker-registry slow-registry
-  rm -f "$DIR/run/slowlink.pid.sum" "$DIR/run/slow-registry.pid.sum"
+  rm -f "$DIR/run/slowlink.pid.sum" "$DIR/run/slow-registry.pid.sum" "$SLOW_DIR/link"
   for d in $(slow_certs_dirs); do
     rm -rf "${d:?}/$SLOW_REGISTRY"
   done
@@ -1879,13 +1904,24 @@ cmd_slow_registry_down() {
   if ip link show "$SLOW_HOST_IF" >/dev/null 2>&1; then ip link del "$SLOW_HOST_IF"; fi
 }
 
+# slow_link_words MODEL: the link model in words, for logs and env.
+slow_link_words() {
+  case $1 in
+  shared) echo "$SLOW_DELAY each way (hack/slowlink), $SLOW_RATE each way shared by all connections (tc tbf)" ;;
+  per-connection) echo "$SLOW_DELAY and $SLOW_CONN_RATE/s each way per connection (hack/slowlink), $SLOW_FAST_RATE each way in all (tc tbf)" ;;
+  esac
+}
+
 # cmd_slow_registry_env: the settings hack/bench reads.
 cmd_slow_registry_env() {
+  local model
   alive "$DIR/run/slowlink.pid" "$DIR/bin/slowlink" && alive "$DIR/run/slow-registry.pid" /usr/bin/docker-registry ||
     die "the slow registry is not up: '$0 slow-registry up'"
+  model=$(cat "$SLOW_DIR/link" 2>/dev/null) || model=shared # brought up before link models
   echo "PODRUN_TESTBED_SLOW_REGISTRY=$SLOW_REGISTRY"
   echo "PODRUN_TESTBED_SLOW_IMAGES=$(printf "$SLOW_REGISTRY/bench/%s:1 " "${SLOW_IMAGES[@]}" | sed 's/ $//')"
-  echo "PODRUN_TESTBED_SLOW_LINK=$SLOW_DELAY each way (hack/slowlink), $SLOW_RATE each way (tc tbf)"
+  echo "PODRUN_TESTBED_SLOW_LINK_MODEL=$model"
+  echo "PODRUN_TESTBED_SLOW_LINK=$(slow_link_words "$model")"
   echo "PODRUN_TESTBED_SLOW_CA=$CA"
 }
 
@@ -2116,14 +2152,14 @@ kubelet-stop) cmd_kubelet_stop ;;
 podman) cmd_podman ;;
 slow-registry)
   case ${2:-} in
-  up) cmd_slow_registry_up ;;
+  up) cmd_slow_registry_up "${@:3}" ;;
   down) cmd_slow_registry_down ;;
   env) cmd_slow_registry_env ;;
-  *) die "slow-registry up|down|env" ;;
+  *) die "slow-registry up [shared|per-connection]|down|env" ;;
   esac
   ;;
 *)
-  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | slow-registry up|down|env | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build | controlplane-images | controlplane-build" >&2
+  echo "usage: $0 up | down [--purge] | env | packages [--list | PACKAGE:PATH...] | cni-conf CONFLIST NETWORK BRIDGE SUBNET IPAM_DIR | pins | podman [--flavor v2|debian|scratch] | slow-registry up [shared|per-connection]|down|env | restart-containerd [--kill] | kubelet-up | kubelet-stop | kubelet-down | kubelet-build | controlplane-images | controlplane-build" >&2
   exit 2
   ;;
 esac
