@@ -18,12 +18,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/cri"
@@ -92,7 +94,13 @@ controllerManager:
 // starts with kubeadm's kubelet.conf and static pod dir, registers its
 // Node, creates the mirror pods, and `podrun handover --all` reports all
 // four adopted: the same containers, no restart, and every /readyz poll
-// answered throughout.
+// answered throughout. Its second run (supervised) is the node's service:
+// podrun run --supervise brings the four up (READY=1 on systemd's
+// socket), etcd's process is killed from the host, podrun restarts it,
+// the API server takes a write again and podrun keeps running; then the
+// kubelet starts and the supervised run hands the four over itself (all
+// adopted, no restart during the hand-over, every poll answered) and
+// exits 0.
 //
 // It needs the oracle kubelet (make conformance-kubelet starts it) and the
 // control-plane images (hack/testbed.sh controlplane-images, which that
@@ -118,6 +126,23 @@ func TestKubeletControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	version := cmp.Or(os.Getenv("PODRUN_TESTBED_KUBELET_VERSION"), "v1.37.2")
+	for _, mode := range []struct {
+		name string
+		// supervised: podrun run --supervise (as the node's service runs
+		// it) instead of -d and podrun handover: etcd's process is killed
+		// under it before the kubelet comes, and the run hands the pods
+		// over itself once the kubelet's healthz answers.
+		supervised bool
+	}{{"detached", false}, {"supervised", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			controlPlane(t, k, kubeadm, podsRoot, kubelet, version, mode.supervised)
+		})
+	}
+}
+
+// controlPlane is one run of TestKubeletControlPlane: podrun run -d and
+// podrun handover, or podrun run --supervise with etcd killed under it.
+func controlPlane(t *testing.T, k *kubeletoracle.Kubelet, kubeadm, podsRoot string, kubelet nodeShape, version string, supervised bool) {
 
 	// Nothing of a control plane may be here already.
 	for _, p := range cpPorts {
@@ -251,14 +276,35 @@ func TestKubeletControlPlane(t *testing.T) {
 		testbedEnv(t, standard, "kubelet-up")
 	})
 	start := time.Now()
-	pr := e.startPodrun(append([]string{"run"}, append(podrunArgs, "-q", "-d", "--wait=ready", "--timeout", scaled(300*time.Second).String(),
-		"--static-pod-names", "--node-name", k.NodeName, "--cgroup-root", podsRoot, "-f", manifests)...), "")
-	readyAfter, err := api.waitReadyz(start.Add(scaled(330 * time.Second)))
-	if err != nil {
-		t.Errorf("the API server under podrun: %v", err)
+	runArgs := append([]string{"run"}, append(podrunArgs, "--static-pod-names", "--node-name", k.NodeName,
+		"--cgroup-root", podsRoot, "-f", manifests)...)
+	var supervisor *proc
+	var readyAfter time.Duration
+	if supervised {
+		// Not -q: the run says on stderr what it handed over.
+		notify := listenNotify(t)
+		supervisor = e.startPodrun(append(runArgs, "--supervise", "--kubelet-healthz", k.HealthzURL), "",
+			"NOTIFY_SOCKET="+notify.path)
+		t.Cleanup(func() {
+			select {
+			case <-supervisor.done:
+			default:
+				stopNow(t, supervisor) // a failed test's supervisor
+			}
+		})
+		readyAfter, err = api.waitReadyz(start.Add(scaled(330 * time.Second)))
+		if err != nil {
+			t.Errorf("the API server under podrun --supervise: %v", err)
+		}
+		notify.waitReady(t, supervisor, scaled(340*time.Second))
+	} else {
+		pr := e.startPodrun(append(runArgs, "-q", "-d", "--wait=ready", "--timeout", scaled(300*time.Second).String()), "")
+		readyAfter, err = api.waitReadyz(start.Add(scaled(330 * time.Second)))
+		if err != nil {
+			t.Errorf("the API server under podrun: %v", err)
+		}
+		expectCode(t, pr.result(scaled(340*time.Second)), 0)
 	}
-	r := pr.result(scaled(340 * time.Second))
-	expectCode(t, r, 0)
 	if err != nil {
 		t.FailNow()
 	}
@@ -280,18 +326,58 @@ func TestKubeletControlPlane(t *testing.T) {
 		t.Fatalf("reading namespace %s back: %d %v\n%s", cpNamespace, code, err, body)
 	}
 
+	recovery := ""
+	if supervised {
+		// A crash under the node's service: etcd's process killed from
+		// the host. podrun restarts it as the kubelet would, the API
+		// server serves writes again, and podrun keeps running.
+		kill := time.Now()
+		pattern := "^etcd .*--data-dir=" + filepath.Join(dir, "etcd")
+		if out, err := exec.Command("pkill", "-KILL", "-f", pattern).CombinedOutput(); err != nil {
+			t.Fatalf("pkill -f %q: %v %s", pattern, err, out)
+		}
+		waitRestarted(t, rt, "etcd-"+k.NodeName, scaled(120*time.Second))
+		cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after-etcd-kill"}}`
+		for deadline := time.Now().Add(scaled(180 * time.Second)); ; time.Sleep(500 * time.Millisecond) {
+			code, body, err := api.do("POST", "/api/v1/namespaces/"+cpNamespace+"/configmaps", cm)
+			if err == nil && code == http.StatusCreated {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the API server after etcd's kill: no write within 180s: %d %v %s", code, err, body)
+			}
+		}
+		select {
+		case <-supervisor.done:
+			t.Fatalf("podrun --supervise ended after etcd's kill\n%s", supervisor.result(time.Second))
+		default:
+		}
+		// The controller manager and the scheduler renew their leases
+		// every 2 s and give up after 10 s without: a while for any
+		// restart the outage causes to happen before the snapshot below.
+		time.Sleep(scaled(15 * time.Second))
+		recovery = fmt.Sprintf("; etcd killed under podrun --supervise: restarted, and the API server took a write again %s after the kill",
+			time.Since(kill).Round(100*time.Millisecond))
+		t.Log(strings.TrimPrefix(recovery, "; "))
+	}
+
 	before := map[string][]string{}
+	restartsBefore := map[string]int32{}
 	for _, c := range cpComponents {
 		before[c.name] = runningContainers(t, rt, c.name+"-"+k.NodeName)
 		if len(before[c.name]) != 1 {
 			t.Fatalf("podrun's %s: %d running containers, want 1", c.name, len(before[c.name]))
 		}
+		restartsBefore[c.name] = restartCountOf(t, rt, first(before[c.name]))
 	}
 
 	// 3. A client polls /readyz from now on; the hand-over waits; the
 	// kubelet starts with kubeadm's kubeconfig and static pod dir.
 	poll := startPoll(api.pollClient(), api.server+"/readyz", 100*time.Millisecond)
-	ho := e.startPodrun(append([]string{"handover", "--all", "--timeout", scaled(300 * time.Second).String()}, podrunArgs...), "")
+	ho := supervisor
+	if !supervised {
+		ho = e.startPodrun(append([]string{"handover", "--all", "--timeout", scaled(300 * time.Second).String()}, podrunArgs...), "")
+	}
 	kubeletStart := time.Now()
 	kubeletStarted = true
 	testbedEnv(t, []string{"PODRUN_TESTBED_KUBELET_KUBECONFIG=" + filepath.Join(cpKubernetesDir, "kubelet.conf"),
@@ -299,7 +385,12 @@ func TestKubeletControlPlane(t *testing.T) {
 	res := ho.result(scaled(330 * time.Second))
 	expectCode(t, res, 0)
 	for _, c := range cpComponents {
-		if !strings.Contains(res.stdout, "kube-system/"+c.name+"-"+k.NodeName+"\tadopted\t") {
+		if supervised {
+			// The supervised run says it on stderr, then exits 0.
+			if !strings.Contains(res.stderr, "pod/"+c.name+"-"+k.NodeName+": adopted\n") {
+				t.Errorf("podrun --supervise: %s not adopted\n%s", c.name, res)
+			}
+		} else if !strings.Contains(res.stdout, "kube-system/"+c.name+"-"+k.NodeName+"\tadopted\t") {
 			t.Errorf("handover: %s not adopted\n%s", c.name, res)
 		}
 	}
@@ -334,6 +425,8 @@ func TestKubeletControlPlane(t *testing.T) {
 	var changed []string
 	for _, c := range cpComponents {
 		kp := waitKubeletReady(t, k, c.name+"-"+k.NodeName, 120*time.Second)
+		// The hand-over's: the kubelet's count less podrun's before it.
+		restarts[c.name] = -restartsBefore[c.name]
 		for _, cs := range kp.Status.ContainerStatuses {
 			restarts[c.name] += cs.RestartCount
 		}
@@ -354,10 +447,10 @@ func TestKubeletControlPlane(t *testing.T) {
 		sum += restarts[c.name]
 	}
 	lines := []string{
-		fmt.Sprintf("control plane %s under podrun: the API server answered /readyz %s after podrun started; the four pods Ready after %s; namespace %s created",
-			version, readyAfter.Round(100*time.Millisecond), allReady.Round(100*time.Millisecond), cpNamespace),
-		fmt.Sprintf("control plane handed over to kubelet %s: all four adopted; the Node registered and the four mirror pods there by %s and %s after the kubelet started, its four pods Ready by %s; longest time without an answer from /readyz %s (%d of %d polls failed); restarts %s",
-			k.Version, nodeAfter.Round(100*time.Millisecond), mirrorsAfter.Round(100*time.Millisecond), readyAll.Round(100*time.Millisecond),
+		fmt.Sprintf("control plane %s under podrun%s: the API server answered /readyz %s after podrun started; the four pods Ready after %s; namespace %s created%s",
+			version, map[bool]string{true: " --supervise", false: " -d"}[supervised], readyAfter.Round(100*time.Millisecond), allReady.Round(100*time.Millisecond), cpNamespace, recovery),
+		fmt.Sprintf("control plane handed over to kubelet %s by %s: all four adopted; the Node registered and the four mirror pods there by %s and %s after the kubelet started, its four pods Ready by %s; longest time without an answer from /readyz %s (%d of %d polls failed); restarts during the hand-over %s",
+			k.Version, map[bool]string{true: "the supervised run itself", false: "podrun handover"}[supervised], nodeAfter.Round(100*time.Millisecond), mirrorsAfter.Round(100*time.Millisecond), readyAll.Round(100*time.Millisecond),
 			gap.Round(10*time.Millisecond), failed, total, strings.Join(rs, ", ")),
 	}
 	for _, l := range lines {
@@ -379,11 +472,46 @@ func TestKubeletControlPlane(t *testing.T) {
 	if failed != 0 || sum != 0 || len(changed) != 0 {
 		t.Errorf("hand-over: %d failed /readyz polls, restarts %s, containers changed %v; want none, none, none", failed, strings.Join(rs, ", "), changed)
 	}
-	r = e.runPodrun(append([]string{"ps", "-o", "wide"}, podrunArgs...), "")
+	r := e.runPodrun(append([]string{"ps", "-o", "wide"}, podrunArgs...), "")
 	expectCode(t, r, 0)
 	for _, c := range cpComponents {
 		expectMatch(t, r.stdout, `(?m)^`+c.name+"-"+k.NodeName+` +1/1 +Running .* kubelet\s*$`)
 	}
+}
+
+// waitRestarted waits until the pod name runs a container that is a
+// restart (attempt 1 or more).
+func waitRestarted(t *testing.T, rt *cri.Client, name string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(200 * time.Millisecond) {
+		ctrs, err := rt.ListContainers(context.Background(), &runtimeapi.ContainerFilter{
+			State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+			LabelSelector: map[string]string{"io.kubernetes.pod.name": name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ctrs) == 1 && ctrs[0].GetMetadata().GetAttempt() >= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no restarted container running %s after its process was killed (running: %v)", name, within, ctrs)
+		}
+	}
+}
+
+// restartCountOf is the restart count podrun recorded on a container (the
+// kubelet's annotation, which an adopting kubelet reads).
+func restartCountOf(t *testing.T, rt *cri.Client, id string) int32 {
+	t.Helper()
+	st, err := rt.ContainerStatus(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(st.GetAnnotations()["io.kubernetes.container.restartCount"])
+	if err != nil {
+		t.Fatalf("container %s: restartCount annotation: %v", short(id), err)
+	}
+	return int32(n)
 }
 
 // cpQOS is the QoS class of kubeadm's control-plane pods: requests only,
