@@ -41,6 +41,7 @@ type podProber struct {
 	podIP    string
 	results  probeResults
 	triggers map[string]chan struct{} // readiness workers' manual trigger, by container name
+	workers  []containerWorker        // every worker, in start order (lastLook)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -59,6 +60,12 @@ func newPodProber(pod *v1.Pod, exec execer, event eventFunc, now func() time.Tim
 	}
 }
 
+// containerWorker is a worker with the container it probes.
+type containerWorker struct {
+	c *v1.Container
+	w *probeWorker
+}
+
 // start starts a worker for every probe of the pod's regular containers
 // and sidecars (regular init containers are not probed).
 func (pr *podProber) start(ctx context.Context) {
@@ -71,6 +78,7 @@ func (pr *podProber) start(ctx context.Context) {
 				continue
 			}
 			w := newProbeWorker(k, spec, restarts)
+			pr.workers = append(pr.workers, containerWorker{c, w})
 			var trigger chan struct{}
 			if k == probeReadiness {
 				trigger = make(chan struct{}, 1)
@@ -99,6 +107,47 @@ func (pr *podProber) stop() {
 		pr.cancel()
 	}
 	pr.wg.Wait()
+}
+
+// lastLook runs, once and at once, every startup and readiness probe
+// that the pod's running containers have not passed yet (past their
+// initial delay), startup probes first: a container whose startup probe
+// passes now is probed for readiness too. It is the last thing a run does
+// before it hands the pod over to a kubelet (runPod): the kubelet probes
+// the pod it takes at once (its workers' first probes come within a
+// period of its start, the containers' initial delays long past), so what
+// podrun leaves recorded is what a probe says at the hand-over, not a
+// result still pending its next period (a container restarted a few
+// seconds before: etcd's startup probe runs every 10 s). A result counts
+// as a worker's would (thresholds, events). Call it once the workers have
+// stopped (stop), with the pod's newest status.
+func (pr *podProber) lastLook(ctx context.Context, st *runtimeStatus, podIP string) {
+	pr.mu.Lock()
+	pr.status, pr.podIP = st, podIP
+	pr.mu.Unlock()
+	for _, kind := range []probeKind{probeStartup, probeReadiness} {
+		for _, cw := range pr.workers {
+			if cw.w.kind != kind {
+				continue
+			}
+			pr.mu.Lock()
+			t, ok := pr.target(cw.c)
+			results := pr.results.of(kind)
+			probe, _, _ := cw.w.tick(results, t, ok, pr.now())
+			pending := results[t.ID] != probeSuccess
+			pr.mu.Unlock()
+			if !probe || !pending {
+				continue
+			}
+			r, err := pr.probe(ctx, kind, cw.w.spec, cw.c, t.ID, podIP)
+			if err != nil {
+				continue // no answer: the result stays as it was
+			}
+			pr.mu.Lock()
+			cw.w.record(results, r)
+			pr.mu.Unlock()
+		}
+	}
 }
 
 // observe hands the workers the pod's newest status. Like the kubelet's

@@ -461,6 +461,9 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 	case OutcomeStopped:
 		p.event("Killing", "stopping: %s", stopped.reason)
 	}
+	if handedOver && !p.inJob {
+		p.lastLook(ctx)
+	}
 	res := PodResult{Pod: pod, Status: p.apiStatus, Outcome: o, Err: err}
 	if (r.opts.Detach || handedOver) && o == OutcomeReached && !p.inJob {
 		// The detach point: the record says from now on that the run left
@@ -494,6 +497,26 @@ func (r *runState) runPod(ctx, waitCtx context.Context, p *podRun, synced func()
 	res.Status = p.apiStatus // final once teardown stopped a pod that ended (observeFinal)
 	res.Logs = p.logTails
 	return res
+}
+
+// lastLookTimeout bounds a handed-over pod's last look (lastLook).
+const lastLookTimeout = 10 * time.Second
+
+// lastLook brings the pod's status up to date before the run hands it
+// over to a kubelet and records it: the runtime's view observed again,
+// and the startup and readiness probes not passed yet run once, at once
+// (podProber.lastLook), so that `podrun ps` shows afterwards the readiness
+// the kubelet's first probes find, not a result pending its next period.
+func (p *podRun) lastLook(ctx context.Context) {
+	if p.prober == nil || p.r.obs.poll(ctx) != nil {
+		return
+	}
+	p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+	ctx, cancel := context.WithTimeout(ctx, lastLookTimeout)
+	defer cancel()
+	p.prober.lastLook(ctx, p.observed, p.apiStatus.PodIP)
+	p.probes = p.prober.snapshot()
+	p.apiStatus = p.generateAPIStatus()
 }
 
 // errHandedOver is the cause that ends a wait when Wiring.HandOver closes.
