@@ -151,9 +151,18 @@ spec:
 		t.Fatalf("podrun ended while supervising\n%s", p.result(time.Second))
 	default:
 	}
-	// systemd's status lines tell of the restart.
-	if got := notify.waitFor(t, "Started container app", 0); strings.Count(strings.Join(got, "\n"), "Started container app") < 2 {
-		t.Errorf("notifications %q: want a second Started", got)
+	// systemd's status lines tell of the restart. The runtime lists the
+	// new instance running as soon as StartContainer returns, a moment
+	// before podrun reports it: wait for the line.
+	for deadline := time.Now().Add(scaled(10 * time.Second)); ; time.Sleep(100 * time.Millisecond) {
+		got := notify.waitFor(t, "Started container app", 0)
+		if strings.Count(strings.Join(got, "\n"), "Started container app") >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("notifications %q: want a second Started", got)
+			break
+		}
 	}
 
 	p.signal(syscall.SIGTERM)
