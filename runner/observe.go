@@ -314,6 +314,56 @@ func (o *observer) poll(ctx context.Context) error {
 	return nil
 }
 
+// settle brings the view of pod uid up to date after killPod stopped it,
+// from what the kill found and did instead of a poll of the whole run:
+// the sandboxes it stopped are not ready; of the containers it listed,
+// those it stopped, those the view holds in another state and those the
+// view lacks get their status read (ContainerStatus), and the view's
+// containers of the pod it did not list are gone. It is a poll's outcome
+// for the pod when nothing else changes it meanwhile (the pod's sync loop
+// is over). It reports false, having changed nothing the poll would not,
+// when it cannot stand in for one: a sandbox it has not seen, a status
+// it could not read.
+func (o *observer) settle(ctx context.Context, uid string, k killedPod) bool {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+	o.mu.Lock()
+	for _, id := range k.Sandboxes {
+		if _, ok := o.sandboxes[id]; !ok {
+			o.mu.Unlock()
+			return false
+		}
+	}
+	for _, id := range k.Sandboxes {
+		if sb := o.sandboxes[id]; sb.State != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			o.sandboxes[id] = notReady(sb)
+		}
+	}
+	listed := map[string]bool{}
+	var fetch []string
+	for _, c := range k.Containers {
+		listed[c.Id] = true
+		if prev, ok := o.containers[c.Id]; !ok || prev.state != c.State || c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			fetch = append(fetch, c.Id)
+		}
+	}
+	for id, c := range o.containers {
+		if c.podUID == uid && !listed[id] {
+			delete(o.containers, id)
+		}
+	}
+	o.mu.Unlock()
+	for _, id := range fetch {
+		st, err := o.rt.ContainerStatus(ctx, id)
+		if err != nil {
+			return false
+		}
+		o.store(st)
+	}
+	o.changed(uid)
+	return true
+}
+
 // store keeps a container status, as a poll would, and returns its pod's UID.
 func (o *observer) store(st *runtimeapi.ContainerStatus) string {
 	uid := st.Labels[labelPodUID]

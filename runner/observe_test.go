@@ -93,12 +93,13 @@ func TestStopEventWithStatusesNeedsNoPoll(t *testing.T) {
 		lists, containerStatus int
 		sandboxStatus          int
 	}{
-		// Lists: the start-up's and the teardown's. ContainerStatus: the
-		// one after the start. PodSandboxStatus: the one after the
+		// ListContainers: the teardown's (killPod's, whose list also
+		// settles the pod's last status: observer.settle). ContainerStatus:
+		// the one after the start. PodSandboxStatus: the one after the
 		// sandbox's creation, the one after the exit.
-		{"statuses in the event", false, 2, 1, 2},
+		{"statuses in the event", false, 1, 1, 2},
 		// A poll instead (a List of each kind, the exited container's status).
-		{"event without statuses", true, 3, 2, 1},
+		{"event without statuses", true, 2, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -97,6 +97,9 @@ func (p *podRun) runPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 			return "", err
 		}
 		id, err := p.r.rt.RunPodSandbox(ctx, cfg, handler)
+		if err != nil {
+			p.sandboxUnsure = true
+		}
 		if err == nil || !cri.IsUnavailable(err) || attempt == runPodSandboxAttempts {
 			return id, err
 		}

@@ -227,13 +227,23 @@ func (o *terminationOrdering) terminated(i int) { close(o.stopped[i]) }
 // SIGTERM), not a grace period per turn. Then every sandbox of ids is
 // stopped. With honourForce, a closed Wiring.Force cuts every grace
 // period to zero.
-func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) error {
-	ctrs, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
-		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+//
+// It returns what it found and did (killedPod), from which the
+// teardown's last look at the pod is read (observer.settle).
+func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) (killedPod, error) {
+	// Every container of the pod in this run, in any state: the running
+	// ones are stopped, and the list is the teardown's view of the rest.
+	all, err := p.r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		LabelSelector: map[string]string{labelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid},
 	})
 	if err != nil {
-		return fmt.Errorf("listing the pod's containers: %w", err)
+		return killedPod{}, fmt.Errorf("listing the pod's containers: %w", err)
+	}
+	var ctrs []*runtimeapi.Container
+	for _, c := range all {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			ctrs = append(ctrs, c)
+		}
 	}
 	cs := make([]stoppingContainer, len(ctrs))
 	for i, c := range ctrs {
@@ -264,7 +274,15 @@ func (p *podRun) killPod(ctx context.Context, honourForce bool, ids []string) er
 			errs[len(cs)+i] = fmt.Errorf("stopping pod sandbox %s: %w", id, err)
 		}
 	}
-	return errors.Join(errs...)
+	return killedPod{Containers: all, Sandboxes: ids}, errors.Join(errs...)
+}
+
+// killedPod is what a killPod that succeeded found and did: every
+// container of the pod in the run as it listed them before the stops
+// (the running ones of them stopped since), and the sandboxes it stopped.
+type killedPod struct {
+	Containers []*runtimeapi.Container
+	Sandboxes  []string
 }
 
 // killContainer stops one container instance as the kubelet's
@@ -316,11 +334,17 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 }
 
 // sandboxIDs lists every sandbox of the pod in this run: those podrun
-// recorded, and any the runtime has that a lost reply hid from it.
+// recorded, and any the runtime has that a lost reply hid from it. Only a
+// failed RunPodSandbox can have left such a sandbox (sandboxUnsure): the
+// runtime is asked only then, not at every pod's teardown (issue 18: CRI
+// calls per pod).
 func (p *podRun) sandboxIDs(ctx context.Context) []string {
 	ids := map[string]bool{}
 	for id := range p.sandboxes {
 		ids[id] = true
+	}
+	if !p.sandboxUnsure {
+		return slices.Sorted(maps.Keys(ids))
 	}
 	sbs, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
 		labelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid,

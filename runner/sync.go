@@ -24,22 +24,26 @@ type podRun struct {
 	ownLogs bool // the log dir is podrun's own (no --pod-logs-dir): removed at teardown
 
 	sandboxes map[string]*runtimeapi.PodSandboxConfig // every sandbox created, by ID
-	ips       map[string][]string                     // sandbox ID → pod IPs
-	reasons   map[string]waitingReason                // container name → why it waits
-	backoff   backOff                                 // container restarts, by container name
-	images    podImages                               // what the run knows of the pod's images (image.go)
-	startTime time.Time
-	started   bool        // the first sync has started the pod
-	terminal  bool        // podrun has stopped the pod: every container ending is final
-	ended     bool        // the plan ended the pod (endOfPod): it is over, whatever its phase said
-	failure   *podFailure // why the pod failed when not by its containers (its deadline passed); nil while it has not
-	wake      <-chan struct{}
-	prober    *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
-	probes    probeResults // the probe results last read from prober
-	logs      *logSet
-	attached  bool              // -i's attach has started (container.go attach)
-	logTails  map[string]string // the end of each container's log, read at teardown (logtail.go)
-	lostLogs  error             // container output the runtime could not write (loglost.go)
+	// sandboxUnsure: a RunPodSandbox of the pod failed, so the runtime
+	// may hold a sandbox of it whose ID the lost reply hid (sandboxIDs
+	// lists them then, and only then).
+	sandboxUnsure bool
+	ips           map[string][]string      // sandbox ID → pod IPs
+	reasons       map[string]waitingReason // container name → why it waits
+	backoff       backOff                  // container restarts, by container name
+	images        podImages                // what the run knows of the pod's images (image.go)
+	startTime     time.Time
+	started       bool        // the first sync has started the pod
+	terminal      bool        // podrun has stopped the pod: every container ending is final
+	ended         bool        // the plan ended the pod (endOfPod): it is over, whatever its phase said
+	failure       *podFailure // why the pod failed when not by its containers (its deadline passed); nil while it has not
+	wake          <-chan struct{}
+	prober        *podProber   // the pod's probe workers (prober.go); nil until the sync loop starts
+	probes        probeResults // the probe results last read from prober
+	logs          *logSet
+	attached      bool              // -i's attach has started (container.go attach)
+	logTails      map[string]string // the end of each container's log, read at teardown (logtail.go)
+	lostLogs      error             // container output the runtime could not write (loglost.go)
 
 	observed *runtimeStatus // the runtime's view of the pod, last observed
 
@@ -144,12 +148,21 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 // which says why it was not done; a Job's pod its controller stopped is
 // re-read too, as the kubelet reports a deleted pod Failed once its
 // containers are killed.
-func (p *podRun) observeFinal(ctx context.Context) {
+//
+// What the teardown's killPod found and did (killed, when it succeeded)
+// is what a poll would learn of the pod: the sync loop is over, so
+// nothing but the kill changes it. The pod's view is settled from that
+// (one ContainerStatus per container stopped or changed, no List); a
+// failed kill, a sandbox the observer never saw or a failed read polls
+// the whole run, as before (issue 18: CRI calls per pod).
+func (p *podRun) observeFinal(ctx context.Context, killed *killedPod) {
 	if !p.ended && !p.stopped && p.apiStatus.Phase != v1.PodSucceeded && p.apiStatus.Phase != v1.PodFailed {
 		return
 	}
-	if err := p.r.obs.poll(ctx); err != nil {
-		return
+	if killed == nil || p.sandboxUnsure || !p.r.obs.settle(ctx, p.uid, *killed) {
+		if err := p.r.obs.poll(ctx); err != nil {
+			return
+		}
 	}
 	p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
 	p.terminal = true
@@ -189,7 +202,7 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			// The plan ends the pod while a container runs (a probe
 			// failed under Never): kill it, then read the pod again, so
 			// that the wait ends on the kill's outcome (wait.go).
-			if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
+			if _, err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 				if ctx.Err() != nil {
 					return OutcomeWaiting, nil
 				}
@@ -371,7 +384,7 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 	// 1. Kill the pod before recreating its sandbox.
 	if a.KillPod && a.SandboxID != "" {
 		p.event("SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-		if err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
+		if _, err := p.killPod(ctx, false, p.sandboxIDs(ctx)); err != nil {
 			return true, nextWake, err
 		}
 		acted, p.acted.all = true, true

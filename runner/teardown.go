@@ -38,11 +38,14 @@ func (p *podRun) teardown() error {
 		rec.Deleting, rec.GracePeriod = &now, &grace
 	})
 	ids := p.sandboxIDs(ctx)
-	if err := p.killPod(ctx, true, ids); err != nil {
+	var settled *killedPod
+	if killed, err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
+	} else {
+		settled = &killed
 	}
 	testPause(p.r.ctx, PauseTeardown)
-	p.observeFinal(ctx)
+	p.observeFinal(ctx, settled)
 	// What the containers left on their volumes, before the volumes go.
 	p.copyRest()
 	p.logs.finishAll(true)

@@ -1,0 +1,50 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/cri/fake"
+)
+
+// TestListCallsPerRun counts the List calls of a run of N pods whose
+// containers exit on their own, on a runtime that streams events with
+// the pod's statuses (containerd ≥ 1.7): one ListPodSandbox at the
+// start (reclaim), one ListContainers per pod at its teardown (killPod:
+// the pod's containers), and nothing else but the observer's polls (a
+// ListPodSandbox and a ListContainers each: the once-a-second safety
+// poll, an exit seen before the pod's sandbox was), however many there
+// were. Before issue 18's cut each pod's teardown also listed the pod's
+// sandboxes and polled the whole run: 1+2N and 2N at least.
+func TestListCallsPerRun(t *testing.T) {
+	for _, n := range []int{1, 5, 10} {
+		t.Run(fmt.Sprintf("%d pods", n), func(t *testing.T) {
+			e := newEnv(t)
+			e.srv.EnableEvents(true)
+			e.srv.SetBehavior(func(cfg *runtimeapi.ContainerConfig) fake.Behavior {
+				return fake.Behavior{ExitAfter: 50 * time.Millisecond}
+			})
+			var pods []*v1.Pod
+			for i := range n {
+				pods = append(pods, newPod(fmt.Sprintf("p%d", i), v1.RestartPolicyNever, v1.Container{Name: "c", Image: "busybox", Command: []string{"true"}}))
+			}
+			res := e.run(t, context.Background(), pods...)
+			if code := res.ExitCode(0); code != 0 {
+				t.Fatalf("exit %d (%v)", code, res.Err())
+			}
+			calls := e.srv.Calls()
+			sandboxLists, ctrLists := countCalls(calls, "ListPodSandbox"), countCalls(calls, "ListContainers")
+			polls := sandboxLists - 1
+			if polls < 0 || polls >= 2*n || ctrLists != n+polls {
+				t.Errorf("%d pods: %d ListPodSandbox and %d ListContainers calls, want 1+P and %d+P (P polls, fewer than %d): %v",
+					n, sandboxLists, ctrLists, n, 2*n, calls)
+			}
+			e.assertTornDown(t)
+		})
+	}
+}
