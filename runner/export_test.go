@@ -9,3 +9,11 @@ func SetJobBackOff(initial, maxWait time.Duration) (restore func()) {
 	jobPodFailureBackOff, maxJobPodFailureBackOff = initial, maxWait
 	return func() { jobPodFailureBackOff, maxJobPodFailureBackOff = i, m }
 }
+
+// SetSafetyPollInterval changes how often the observer lists while events
+// stream, for a test that counts calls; the returned func restores it.
+func SetSafetyPollInterval(d time.Duration) (restore func()) {
+	old := safetyPollInterval
+	safetyPollInterval = d
+	return func() { safetyPollInterval = old }
+}

@@ -42,7 +42,7 @@ func idlePollDelay(sinceChange time.Duration) time.Duration {
 // safetyPollInterval is how often the observer lists anyway while the
 // runtime's event stream is up: events wake it at once, and this catches
 // anything a stream hiccup lost.
-const safetyPollInterval = time.Second
+var safetyPollInterval = time.Second // a var for tests (SetSafetyPollInterval)
 
 // observer keeps the runtime's view of every sandbox and container of this
 // run (or, for `podrun ps`, of every podrun pod), refreshed by polling, and
@@ -58,6 +58,7 @@ type observer struct {
 	sandboxes  map[string]*runtimeapi.PodSandbox
 	containers map[string]*observedContainer
 	subs       map[string]chan struct{} // pod UID → wake channel
+	done       map[string]bool          // pods whose teardown read them for the last time (forget)
 }
 
 type observedContainer struct {
@@ -72,7 +73,38 @@ func newObserver(rt Runtime, sel map[string]string) *observer {
 		sandboxes:  map[string]*runtimeapi.PodSandbox{},
 		containers: map[string]*observedContainer{},
 		subs:       map[string]chan struct{}{},
+		done:       map[string]bool{},
 	}
+}
+
+// forget drops pod uid from the view once its teardown has read it for
+// the last time (observeFinal), before its sandboxes are removed: the
+// events of that removal (and of anything else of the pod) then wake no
+// poll of the whole run, one per pod at a run's end otherwise, for a
+// pod nobody reads again.
+func (o *observer) forget(uid string) {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done[uid] = true
+	for id, sb := range o.sandboxes {
+		if sb.Labels[labelPodUID] == uid {
+			delete(o.sandboxes, id)
+		}
+	}
+	for id, c := range o.containers {
+		if c.podUID == uid {
+			delete(o.containers, id)
+		}
+	}
+}
+
+// forgotten tells whether forget dropped pod uid.
+func (o *observer) forgotten(uid string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.done[uid]
 }
 
 // subscribe returns the channel that is signalled when the pod's state changes.
@@ -93,7 +125,8 @@ func (o *observer) watch(ctx context.Context) {
 		// podrun's own calls cause the other events, and it polls after
 		// them; a stop whose event says all a poll would learn needs none.
 		func(ev *runtimeapi.ContainerEventResponse) bool {
-			return changesOnItsOwn(ev.GetContainerEventType()) && !o.takeStop(ctx, ev)
+			return changesOnItsOwn(ev.GetContainerEventType()) &&
+				!o.forgotten(ev.GetPodSandboxStatus().GetLabels()[labelPodUID]) && !o.takeStop(ctx, ev)
 		},
 		func() { _ = o.poll(ctx) }) // a failed poll is retried on the next tick
 }
@@ -274,6 +307,9 @@ func (o *observer) poll(ctx context.Context) error {
 	o.mu.Lock()
 	seenSB := map[string]bool{}
 	for _, sb := range sbs {
+		if o.done[sb.Labels[labelPodUID]] {
+			continue // forgotten: its teardown is past its last look
+		}
 		seenSB[sb.Id] = true
 		if prev, ok := o.sandboxes[sb.Id]; !ok || prev.State != sb.State {
 			changed[sb.Labels[labelPodUID]] = true
@@ -289,6 +325,9 @@ func (o *observer) poll(ctx context.Context) error {
 	var fetch []*runtimeapi.Container
 	seen := map[string]bool{}
 	for _, c := range ctrs {
+		if o.done[c.Labels[labelPodUID]] {
+			continue
+		}
 		seen[c.Id] = true
 		if prev, ok := o.containers[c.Id]; !ok || prev.state != c.State {
 			fetch = append(fetch, c)

@@ -46,6 +46,7 @@ func (p *podRun) teardown() error {
 	}
 	testPause(p.r.ctx, PauseTeardown)
 	p.observeFinal(ctx, settled)
+	p.r.obs.forget(p.uid) // its removal below wakes no poll
 	// What the containers left on their volumes, before the volumes go.
 	p.copyRest()
 	p.logs.finishAll(true)
