@@ -154,13 +154,13 @@ test: vet unit fuzz-short e2e e2e-containerd16 conformance-kubelet e2e-guest ## 
 # BENCH_FLAGS go to hack/bench, e.g. BENCH_FLAGS='-sizes 1,10 -rounds 3' or
 # BENCH_FLAGS='-tables cold -cold-rounds 5'.
 BENCH_FLAGS ?=
-# The cold-start table pulls from the slow registry (up before, down after,
-# whatever the bench's outcome) and brings the shared kubelet up under its
-# lock if it is down (and down again after).
+# The cold-start table pulls from the slow registry, which the bench brings
+# up with each link model in turn and down after it (and this rule takes it
+# down again, whatever the bench's outcome), and brings the shared kubelet up
+# under its lock if it is down (and down again after).
 bench: build testbed-up ## cold start on a slow registry vs the kubelet, podman, bare CRI; podrun vs bare CRI and podman, 1 to 100 pods, containerd v2 and 1.6
 	bash $(TESTBED) up --flavor debian
 	bash $(TESTBED) podman || echo "bench: podman could not be set up: it shows as absent" >&2
-	bash $(TESTBED) slow-registry up
 	$(GO) run ./hack/bench -podrun ./$(BIN) \
 		-testbed "$$(bash $(TESTBED) env | sed -n 's/^PODRUN_TESTBED_DIR=//p')" \
 		-testbed "$$(bash $(TESTBED) env --flavor debian | sed -n 's/^PODRUN_TESTBED_DIR=//p')" $(BENCH_FLAGS); \
