@@ -10,18 +10,22 @@ package main
 //     its exit (the pod torn down too);
 //   - bare:   hack/cribare -seq on each testbed: RunPodSandbox, then per
 //     container PullImage, CreateContainer, StartContainer, one after the
-//     other (the sequential floor); the time to the main container's exit
-//     it prints, and its exit;
+//     other (the sequential floor), and its exit;
 //   - kubelet: the testbed's kubelet (its own containerd) runs the pod as
 //     a static pod: from the manifest's arrival in its static pod dir to
-//     the Ready condition and to the main container's termination, as its
-//     read-only /pods shows them (polled every 50 ms); then the manifest
-//     is removed and the pod waited for gone;
+//     the Ready condition, as its read-only /pods shows it (polled every
+//     50 ms); then the manifest is removed and the pod waited for gone;
 //   - podman: podman kube play + podman wait of the main container; kube
 //     down after, not timed. Podman 4.3 has no sidecars (it runs every
 //     init container to its end, so kube play would wait for the sidecar
 //     forever): its manifest has the sidecar as the first regular
 //     container, the same pulls and starts in the same order.
+//
+// Every side's time to the main container's end is the same measure: the
+// exit time the runtime recorded for it (CRI finishedAt; podman inspect's
+// State.FinishedAt), less the side's start, on this machine's clock; for
+// podrun, which removes its pod at once, hack/cribare -exit-of watches the
+// runtime for it meanwhile.
 //
 // Before every side the three images are removed from the runtime it
 // uses (CRI RemoveImage through cribare -rmi; podman rmi), so each run
@@ -306,15 +310,17 @@ func coldTable(targets []target, pm *podman, kl *kubelet, link string) []string 
 	for i := range targets {
 		t := &targets[i]
 		rp := &row{side: "podrun", runtime: t.name, note: "podrun's exit (pod torn down)"}
-		rb := &row{side: "bare CRI sequence", runtime: t.name, note: "main's exit; its exit after"}
+		rb := &row{side: "bare CRI sequence", runtime: t.name, note: "its exit (pod torn down)"}
 		rows = append(rows, rp, rb)
 		sides = append(sides,
 			func(int) {
 				removeCRIImages(t.endpoint, slow.images)
 				root := filepath.Join(tmp, "root")
+				watch := watchExit(t.endpoint, "bench-cold/main")
+				start := time.Now()
 				s := measure(podrunCmd(t, root, manifest))
 				os.RemoveAll(root)
-				rp.samples = append(rp.samples, coldSample{sample: s, mainExit: s.wall})
+				rp.samples = append(rp.samples, coldSample{sample: s, mainExit: watch().Sub(start)})
 			},
 			func(int) {
 				removeCRIImages(t.endpoint, slow.images)
@@ -331,7 +337,7 @@ func coldTable(targets []target, pm *podman, kl *kubelet, link string) []string 
 			})
 	}
 	if kl != nil {
-		rk := &row{side: "kubelet " + kl.version + " (static pod)", runtime: targets[0].name, note: "main's termination"}
+		rk := &row{side: "kubelet " + kl.version + " (static pod)", runtime: targets[0].name, note: "-"}
 		if n := runtimeName(kl.endpoint); n != "" {
 			rk.runtime = n
 		}
@@ -342,7 +348,7 @@ func coldTable(targets []target, pm *podman, kl *kubelet, link string) []string 
 		})
 	}
 	if pm != nil {
-		rm := &row{side: "podman kube play", runtime: pm.version, note: "main's exit (podman wait)"}
+		rm := &row{side: "podman kube play", runtime: pm.version, note: "-"}
 		rows = append(rows, rm)
 		sides = append(sides, func(int) {
 			pm.removeImages(slow.images)
@@ -361,7 +367,7 @@ func coldTable(targets []target, pm *podman, kl *kubelet, link string) []string 
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "side\truntime\tto Ready ms (min-max)\tto main's end ms (min-max)\tmeasured to\texit ms (min-max)\tCPU ms\tpeak RSS\t")
+	fmt.Fprintln(tw, "side\truntime\tto Ready ms (min-max)\tto main's end ms (min-max)\texit of\texit ms (min-max)\tCPU ms\tpeak RSS\t")
 	for _, rw := range rows {
 		ready := "-"
 		if rw.samples[0].ready > 0 {
@@ -446,6 +452,30 @@ func imageSizes(dir string) string {
 	return sizes[0] + ", " + sizes[1] + " and " + sizes[2] + " MB"
 }
 
+// watchExit starts hack/cribare -exit-of POD/CONTAINER on the runtime at
+// endpoint and returns what waits for it: the exit time the runtime
+// recorded for the container. A watch that fails fails the bench.
+func watchExit(endpoint, podContainer string) func() time.Time {
+	cmd := exec.Command(*cribarePath, "-endpoint", endpoint, "-exit-of", podContainer, "-timeout", "10m")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		fail(fmt.Sprintf("%s: %v", strings.Join(cmd.Args, " "), err))
+	}
+	return func() time.Time {
+		err := cmd.Wait()
+		f := strings.Fields(out.String())
+		if err != nil || len(f) != 2 {
+			fail(fmt.Sprintf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.String()))
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || f[1] != "0" {
+			fail(fmt.Sprintf("%s: %q: want the exit's Unix nanoseconds and exit code 0", strings.Join(cmd.Args, " "), out.String()))
+		}
+		return time.Unix(0, ns)
+	}
+}
+
 // removeCRIImages removes the images from the runtime at endpoint.
 func removeCRIImages(endpoint string, images []string) {
 	cmd := exec.Command(*cribarePath, "-endpoint", endpoint, "-rmi", strings.Join(images, ","))
@@ -507,7 +537,9 @@ func (k *kubelet) run(images []string, r int) coldSample {
 					if t.ExitCode != 0 {
 						failk(fmt.Sprintf("the kubelet's static pod %s: main exited %d (%s)", name, t.ExitCode, t.Reason))
 					}
-					s.mainExit = now
+					// /pods shows it once the kubelet's status has it; the
+					// time is the runtime's, as for every side.
+					s.mainExit = watchExit(k.endpoint, pod.Name+"/main")().Sub(start)
 				}
 			}
 		}
@@ -611,6 +643,7 @@ func (pm *podman) runCold(manifest, mainName string) coldSample {
 		}
 		return ""
 	}
+	start := time.Now()
 	for _, args := range [][]string{
 		{"kube", "play", "--cert-dir", pm.certDir, manifest},
 		{"wait", mainName},
@@ -628,10 +661,17 @@ func (pm *podman) runCold(manifest, mainName string) coldSample {
 		s.cpu += one.cpu
 		s.maxRSSKiB = max(s.maxRSSKiB, one.maxRSSKiB)
 	}
+	inspect := exec.Command("podman", "inspect", "--format", "{{.State.FinishedAt.UnixNano}}", mainName)
+	inspect.Env = pm.env
+	out, err := inspect.Output()
+	ns, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil || perr != nil {
+		fail(fmt.Sprintf("podman inspect %s: %v %v (%q)\n%s", mainName, err, perr, out, down()))
+	}
 	if msg := down(); msg != "" {
 		fail(msg)
 	}
-	s.mainExit = s.wall
+	s.mainExit = time.Unix(0, ns).Sub(start)
 	s.wall = 0 // no exit of its own to show: kube down is not timed
 	return s
 }
