@@ -6,7 +6,9 @@
 //     RemovePodSandbox; nothing else), all N concurrently;
 //   - podrun: podrun -q --root-dir FRESH -f MANIFEST, the same N pods as
 //     one manifest (busybox, imagePullPolicy IfNotPresent, restartPolicy
-//     Never), on the same runtime;
+//     Never), on the same runtime; FRESH is a new root dir every round,
+//     so every run checks the CNI config again, unless -keep-root keeps
+//     one per testbed across rounds, as a node's later runs do;
 //   - podman: podman kube play of the same manifest, podman wait of its
 //     containers, podman kube down (Debian's podman as hack/testbed.sh
 //     podman configures it, pulling from the testbed's mirror; "absent"
@@ -109,6 +111,7 @@ var (
 	testbedScript   = flag.String("testbed-script", "hack/testbed.sh", "cold start: the testbed script whose slow-registry up|down|env brings the slow registry up and down and names its images")
 	logBytes        = flag.Int("log-bytes", 20000000, "log throughput: the bytes the container prints, in 2-byte lines")
 	logRounds       = flag.Int("log-rounds", 3, "log throughput: measured rounds per testbed (no warm-up)")
+	keepRoot        = flag.Bool("keep-root", false, "pods table: podrun keeps one --root-dir per testbed across rounds and sizes, as a node's later runs do (the CNI check's cni-validated record reused); default a fresh one every round, every run checking the CNI config again")
 	testbeds        multiFlag
 )
 
@@ -214,10 +217,15 @@ func main() {
 // podsTable measures N /bin/true pods per size on every side, prints its
 // table and returns its verdicts.
 func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
-	fmt.Printf("pods run /bin/true (busybox); rounds %s after %d warm-up per size, sides alternating; loadavg before: %s\n",
-		*roundsFlag, *warmup, loadavg())
+	roots := "a fresh podrun --root-dir every round"
+	if *keepRoot {
+		roots = "podrun's --root-dir kept across rounds (-keep-root)"
+	}
+	fmt.Printf("pods run /bin/true (busybox); rounds %s after %d warm-up per size, sides alternating, %s; loadavg before: %s\n",
+		*roundsFlag, *warmup, roots, loadavg())
 	type row struct {
 		t          *target
+		ti         int // t's index, for its kept root dir
 		pods       int
 		bare, prun []sample
 		pman       []sample
@@ -230,7 +238,7 @@ func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
 		}
 		var sizeRows []*row
 		for i := range targets {
-			sizeRows = append(sizeRows, &row{t: &targets[i], pods: n})
+			sizeRows = append(sizeRows, &row{t: &targets[i], ti: i, pods: n})
 		}
 		var pman []sample
 		for r := 0; r < *warmup+rounds[si]; r++ {
@@ -246,8 +254,13 @@ func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
 					},
 					func() {
 						root := filepath.Join(tmp, "root")
+						if *keepRoot {
+							root = filepath.Join(tmp, fmt.Sprintf("root-%d", rw.ti))
+						}
 						s := measure(podrunCmd(rw.t, root, manifest))
-						os.RemoveAll(root)
+						if !*keepRoot {
+							os.RemoveAll(root)
+						}
 						if measured {
 							rw.prun = append(rw.prun, s)
 						}
