@@ -25,6 +25,7 @@ import (
 
 func main() {
 	tuneGC()
+	limitProcs()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

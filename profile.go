@@ -28,6 +28,7 @@ func init() {
 		return
 	}
 	tuneGC() // as main
+	limitProcs()
 	if memPath != "" {
 		runtime.MemProfileRate = 4096
 	}
