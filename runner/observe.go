@@ -392,12 +392,8 @@ func (o *observer) settle(ctx context.Context, uid string, k killedPod) bool {
 		}
 	}
 	o.mu.Unlock()
-	for _, id := range fetch {
-		st, err := o.rt.ContainerStatus(ctx, id)
-		if err != nil {
-			return false
-		}
-		o.store(st)
+	if o.storeStatuses(ctx, fetch) != nil {
+		return false
 	}
 	o.changed(uid)
 	return true
@@ -428,6 +424,12 @@ func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runti
 		o.sandboxes[sb.Id] = sb
 	}
 	o.mu.Unlock()
+	return o.storeStatuses(ctx, ids)
+}
+
+// storeStatuses reads and keeps the status of each container of ids, up
+// to the first that fails.
+func (o *observer) storeStatuses(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		st, err := o.rt.ContainerStatus(ctx, id)
 		if err != nil {
