@@ -14,10 +14,7 @@ import (
 // with a P per core they wake one another across threads, each wake-up a
 // context switch and a futex. One P serves them in turn on the thread
 // that is awake; a blocking syscall still hands the P to another thread.
-// Measured on the shared 2-core machine (docs/benchmark.md, Where the
-// CPU goes): a third fewer context switches and less CPU at every size
-// (3 to 12 % at 1 to 20 pods, 20 to 38 % at 50), the wall time within
-// the loaded machine's noise (from 9 % more to 9 % less).
+// The figures that chose it: docs/benchmark.md, Where the CPU goes.
 func limitProcs() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
