@@ -17,3 +17,7 @@ func SetSafetyPollInterval(d time.Duration) (restore func()) {
 	safetyPollInterval = d
 	return func() { safetyPollInterval = old }
 }
+
+// PullHeadStart is how long an ahead pull is under way before the next
+// one in the plan is sent.
+const PullHeadStart = pullHeadStart

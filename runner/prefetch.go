@@ -159,12 +159,18 @@ type aheadEntry struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	// begun closes when the pull is sent to the runtime (began is then
+	// set), or when the entry ends without a pull.
+	begun chan struct{}
+	began time.Time
+	after *aheadEntry // the entry before it in the plan; nil for the first
 	aheadResult
 	holders int // pods that may still need it; guarded by prefetcher.mu
 }
 
 // prefetcher carries out a run's plan: pullAheadLimit workers take the
-// pulls in the plan's order. An entry is cancelled once no pod that needs
+// pulls in the plan's order, each sent pullHeadStart after the one
+// before it (waitHeadStart). An entry is cancelled once no pod that needs
 // it syncs any more (release), every entry when the run ends (stop).
 type prefetcher struct {
 	rt      Runtime
@@ -181,8 +187,10 @@ func startPrefetch(ctx context.Context, rt Runtime, now func() time.Time, plan [
 	ctx, cancel := context.WithCancel(ctx)
 	f := &prefetcher{rt: rt, now: now, entries: map[aheadKey]*aheadEntry{}, byPod: map[int][]*aheadEntry{}, cancel: cancel}
 	queue := make(chan *aheadEntry, len(plan))
+	var prev *aheadEntry
 	for _, a := range plan {
-		e := &aheadEntry{aheadPull: a, done: make(chan struct{}), holders: len(a.Holders)}
+		e := &aheadEntry{aheadPull: a, done: make(chan struct{}), begun: make(chan struct{}), after: prev, holders: len(a.Holders)}
+		prev = e
 		e.ctx, e.cancel = context.WithCancel(ctx)
 		e.queued = now()
 		f.entries[keyOf(a.Image, a.Creds, a.Handler)] = e
@@ -197,6 +205,7 @@ func startPrefetch(ctx context.Context, rt Runtime, now func() time.Time, plan [
 		go func() {
 			defer f.wg.Done()
 			for e := range queue {
+				f.waitHeadStart(e)
 				f.pull(e)
 			}
 		}()
@@ -209,6 +218,8 @@ func startPrefetch(ctx context.Context, rt Runtime, now func() time.Time, plan [
 func (f *prefetcher) pull(e *aheadEntry) {
 	defer close(e.done)
 	defer e.cancel()
+	begin := sync.OnceFunc(func() { close(e.begun) })
+	defer begin()
 	if e.err = e.ctx.Err(); e.err != nil {
 		e.cut = true
 		return
@@ -223,8 +234,46 @@ func (f *prefetcher) pull(e *aheadEntry) {
 		return
 	}
 	e.pulled, e.started = true, f.now()
+	e.began = time.Now() // the wall clock waitHeadStart's timer runs on
+	begin()
 	e.ref, e.err = credentials.Pull(e.ctx, f.rt, e.Image, e.Creds, e.PullConfig)
 	e.ended, e.cut = f.now(), e.ctx.Err() != nil
+}
+
+// pullHeadStart is how long an ahead pull is under way before the next
+// one in the plan is sent. A runtime whose download slots are shared by
+// all its pulls (containerd 2.x's max_concurrent_downloads) serves the
+// layers in the order they ask for a slot; sent at the same instant, the
+// pulls' layers take the slots in an order of their own, and the image
+// the first container needs may come last. The head start puts its
+// layers first in that queue, so the init container runs while the
+// later images download. 150 ms is the manifest's round trips on a
+// remote link, after which the first pull's layers are queued
+// (docs/benchmark.md, "Pulls ahead": the figures it was chosen from).
+const pullHeadStart = 150 * time.Millisecond
+
+// waitHeadStart holds e until the pull before it in the plan has been
+// under way for pullHeadStart, has ended without a pull (its image was
+// there) or ended, or the run cancelled e.
+func (f *prefetcher) waitHeadStart(e *aheadEntry) {
+	if e.after == nil {
+		return
+	}
+	select {
+	case <-e.after.begun:
+	case <-e.ctx.Done():
+		return
+	}
+	if e.after.began.IsZero() {
+		return
+	}
+	t := time.NewTimer(time.Until(e.after.began.Add(pullHeadStart)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-e.after.done:
+	case <-e.ctx.Done():
+	}
 }
 
 // lookup is the ahead pull of image with creds for pod, nil if none.

@@ -94,6 +94,61 @@ func TestPullAheadKubeletOrder(t *testing.T) {
 	e.assertTornDown(t)
 }
 
+// TestPullAheadHeadStart: the ahead pulls are sent in the order the
+// containers need them, each PullHeadStart after the one before it, so a
+// runtime whose download slots all pulls share serves the first-needed
+// image's layers first.
+func TestPullAheadHeadStart(t *testing.T) {
+	const aheadSidecar = "registry.test/ahead/sidecar:1"
+	for _, tc := range []struct {
+		name    string
+		present []string
+		want    []string // the pulls, in the order sent
+		gaps    []bool   // whether the gap before each later pull must be a head start
+	}{
+		{name: "all cold", want: []string{aheadInit, aheadSidecar, aheadMain}, gaps: []bool{true, true}},
+		{name: "the first image present", present: []string{aheadInit}, want: []string{aheadSidecar, aheadMain}, gaps: []bool{true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			isolateNodeCredentials(t)
+			e.srv.AddImages(tc.present...)
+			for _, img := range tc.want {
+				defer e.srv.HoldPulls(img)()
+			}
+			pod := aheadPod("exit 0")
+			side := ctr("sidecar", "sleep 60")
+			side.Image = aheadSidecar
+			always := v1.ContainerRestartPolicyAlways
+			side.RestartPolicy = &always
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, side)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan *runner.Result, 1)
+			go func() { done <- e.run(t, ctx, pod) }()
+			waitFor(t, "every cold image's pull to be under way", runLimit, func() bool {
+				return len(e.srv.PullsInFlight()) == len(tc.want)
+			})
+			cancel()
+			<-done
+			pulls := e.srv.Pulls()
+			var got []string
+			for _, p := range pulls {
+				got = append(got, p.Image)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("pulls sent %q, want %q", got, tc.want)
+			}
+			for i, headStart := range tc.gaps {
+				gap := pulls[i+1].At.Sub(pulls[i].At)
+				if headStart && gap < runner.PullHeadStart {
+					t.Errorf("%s sent %v after %s, want at least %v", pulls[i+1].Image, gap, pulls[i].Image, runner.PullHeadStart)
+				}
+			}
+			e.assertTornDown(t)
+		})
+	}
+}
+
 // TestPullAheadLaterImageMissing: the image of main does not exist; its
 // ahead pull fails at once, yet the init container runs to its end first
 // and main then fails with ErrImagePull, as on a kubelet (exit 125).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,6 +19,7 @@ import (
 type Pull struct {
 	Image string                 // as requested
 	Auth  *runtimeapi.AuthConfig // nil for an anonymous pull
+	At    time.Time              // when the call came
 }
 
 // AddImages puts images in the runtime's store, as if already pulled.
@@ -74,7 +76,7 @@ func (s *Server) Pulls() []Pull {
 	defer s.mu.Unlock()
 	out := make([]Pull, len(s.pulls))
 	for i, p := range s.pulls {
-		out[i] = Pull{Image: p.Image, Auth: clone(p.Auth)}
+		out[i] = Pull{Image: p.Image, Auth: clone(p.Auth), At: p.At}
 	}
 	return out
 }
@@ -218,7 +220,7 @@ func (i *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRe
 	ref := req.GetImage().GetImage()
 	n := normalize(ref)
 	s.mu.Lock()
-	s.pulls = append(s.pulls, Pull{Image: ref, Auth: clone(req.GetAuth())})
+	s.pulls = append(s.pulls, Pull{Image: ref, Auth: clone(req.GetAuth()), At: time.Now()})
 	hold := s.held[n]
 	if hold != nil {
 		s.inFlight = append(s.inFlight, ref)
