@@ -36,6 +36,7 @@ import (
 var (
 	endpoint = flag.String("endpoint", os.Getenv("CONTAINER_RUNTIME_ENDPOINT"), "the runtime's CRI endpoint; default $CONTAINER_RUNTIME_ENDPOINT")
 	pods     = flag.Int("pods", 1, "pods the command runs, for the per-pod column")
+	timeline = flag.Bool("timeline", false, "also print every call in the order they came: its start after the command's, the runtime's time to answer, the method")
 )
 
 // frame is one gRPC message, forwarded as it came.
@@ -55,6 +56,15 @@ type tally struct {
 	mu    sync.Mutex
 	calls map[string]int
 	took  map[string]time.Duration
+	t0    time.Time // the command's start
+	log   []call    // every call, for -timeline
+}
+
+// call is one CRI call: when it came, after the command's start, and how
+// long the runtime took to answer it.
+type call struct {
+	method      string
+	start, took time.Duration
 }
 
 func main() {
@@ -95,6 +105,7 @@ func run(args []string) (int, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "CONTAINER_RUNTIME_ENDPOINT=unix://"+sock)
+	t.t0 = time.Now()
 	code := 0
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
@@ -104,6 +115,9 @@ func run(args []string) (int, error) {
 		code = ee.ExitCode()
 	}
 	t.print(os.Stderr)
+	if *timeline {
+		t.printTimeline(os.Stderr, time.Since(t.t0))
+	}
 	return code, nil
 }
 
@@ -116,6 +130,7 @@ func (t *tally) forward(conn *grpc.ClientConn) grpc.StreamHandler {
 			t.mu.Lock()
 			t.calls[method]++
 			t.took[method] += time.Since(start)
+			t.log = append(t.log, call{method: method, start: start.Sub(t.t0), took: time.Since(start)})
 			t.mu.Unlock()
 		}()
 		ctx, cancel := context.WithCancel(ss.Context())
@@ -180,3 +195,22 @@ func (t *tally) print(w io.Writer) {
 	fmt.Fprintf(tw, "total\t%d\t%.1f\t\t\n", total, float64(total)/float64(*pods))
 	tw.Flush()
 }
+
+// printTimeline prints every call in the order they came: its start after
+// the command's, the runtime's time to answer, the method; then the
+// command's exit.
+func (t *tally) printTimeline(w io.Writer, exit time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	log := slices.Clone(t.log)
+	slices.SortFunc(log, func(a, b call) int { return int(a.start - b.start) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "at ms	took ms	CRI method	\n")
+	for _, c := range log {
+		fmt.Fprintf(tw, "%.1f	%.1f	%s	\n", ms(c.start), ms(c.took), c.method[strings.LastIndex(c.method, "/")+1:])
+	}
+	fmt.Fprintf(tw, "%.1f		the command exits	\n", ms(exit))
+	tw.Flush()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
