@@ -26,8 +26,8 @@ const pollInterval = 20 * time.Millisecond
 // changes: the delay grows with the time since the last change (see
 // idlePollDelay), so a pod that runs for minutes costs five Lists of each
 // kind a second instead of fifty, and its exit is noticed within 200 ms
-// (the kubelet's PLEG relists every second). Every change, and every
-// action of podrun's (it polls after each), makes polling fast again.
+// (the kubelet's PLEG relists every second). Every change a poll sees,
+// and every action of podrun's (observer.acted), makes polling fast again.
 const maxIdlePollInterval = 200 * time.Millisecond
 
 // idlePollDelay is the delay before the next poll on a runtime without
@@ -51,8 +51,9 @@ type observer struct {
 	rt  Runtime
 	sel map[string]string // the labels of what it observes: the run's, or podrun's
 
-	pollMu     sync.Mutex   // one poll at a time
-	lastChange atomic.Int64 // when a poll last saw a change (Unix ns)
+	pollMu     sync.Mutex    // one poll at a time
+	lastChange atomic.Int64  // when a poll last saw a change, or podrun acted (Unix ns)
+	kick       chan struct{} // an act: the next poll comes at pollInterval (acted)
 
 	mu         sync.Mutex
 	sandboxes  map[string]*runtimeapi.PodSandbox
@@ -74,6 +75,7 @@ func newObserver(rt Runtime, sel map[string]string) *observer {
 		containers: map[string]*observedContainer{},
 		subs:       map[string]chan struct{}{},
 		done:       map[string]bool{},
+		kick:       make(chan struct{}, 1),
 	}
 }
 
@@ -121,7 +123,7 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 // while things change and more slowly while they don't (idlePollDelay).
 func (o *observer) watch(ctx context.Context) {
 	pace := func() time.Duration { return idlePollDelay(time.Since(time.Unix(0, o.lastChange.Load()))) }
-	onChangesPaced(ctx, o.rt, o.sel, safetyPollInterval, pace,
+	onChangesPaced(ctx, o.rt, o.sel, safetyPollInterval, pace, o.kick,
 		// podrun's own calls cause the other events, and it polls after
 		// them; a stop whose event says all a poll would learn needs none.
 		func(ev *runtimeapi.ContainerEventResponse) bool {
@@ -235,13 +237,14 @@ func (o *observer) changed(uids ...string) {
 // or it broke) fires once and leaves the ticker.
 func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvents, withoutEvents time.Duration,
 	want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
-	onChangesPaced(ctx, rt, sel, withEvents, func() time.Duration { return withoutEvents }, want, fire)
+	onChangesPaced(ctx, rt, sel, withEvents, func() time.Duration { return withoutEvents }, nil, want, fire)
 }
 
 // onChangesPaced is onChanges with the delay between ticks without events
-// asked of withoutEvents after each tick.
+// asked of withoutEvents after each tick, and again on each receive from
+// kick while no events stream (the pace changed: observer.acted).
 func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, withEvents time.Duration,
-	withoutEvents func() time.Duration, want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
+	withoutEvents func() time.Duration, kick <-chan struct{}, want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
 	var events <-chan *runtimeapi.ContainerEventResponse
 	if stream, err := rt.GetContainerEvents(ctx); err == nil {
 		events = stream.C
@@ -261,6 +264,10 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 		case <-t.C:
 			fire()
 			t.Reset(next())
+		case <-kick:
+			if events == nil {
+				t.Reset(next())
+			}
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -424,7 +431,24 @@ func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runti
 		o.sandboxes[sb.Id] = sb
 	}
 	o.mu.Unlock()
-	return o.storeStatuses(ctx, ids)
+	err := o.storeStatuses(ctx, ids)
+	o.acted()
+	return err
+}
+
+// acted records that podrun just created, started or stopped something
+// (refresh) and, on a runtime without events, brings the next poll to
+// pollInterval from now: a container started is likely to change soon (a
+// short one exits within milliseconds), and the delay the timer was armed
+// with may be the idle one, up to maxIdlePollInterval. Without it, the
+// exit of a container started after a quiet spell waited up to 200 ms for
+// the next poll.
+func (o *observer) acted() {
+	o.lastChange.Store(time.Now().UnixNano())
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
 }
 
 // storeStatuses reads and keeps the status of each container of ids, up

@@ -1,8 +1,13 @@
 package runner
 
 import (
+	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/podrun/podrun/cri"
 )
 
 func TestIdlePollDelay(t *testing.T) {
@@ -19,5 +24,67 @@ func TestIdlePollDelay(t *testing.T) {
 		if got := idlePollDelay(tc.since); got != tc.want {
 			t.Errorf("idlePollDelay(%v) = %v, want %v", tc.since, got, tc.want)
 		}
+	}
+}
+
+// noEvents is a runtime without a container event stream (containerd
+// 1.6): onChangesPaced asks it for nothing else.
+type noEvents struct{ Runtime }
+
+func (noEvents) GetContainerEvents(context.Context) (*cri.EventStream, error) {
+	return nil, errors.New("unimplemented")
+}
+
+// TestKickRearmsThePoll: on a runtime without events, an act of podrun's
+// (observer.acted's kick) re-arms the poll timer with the pace asked
+// anew, instead of leaving it armed with the idle delay of before. The
+// pace here is an hour before the kick and a millisecond after it, so
+// the poll comes only if the kick re-armed the timer (without it, a
+// container started after a quiet spell had its exit seen up to
+// maxIdlePollInterval late).
+func TestKickRearmsThePoll(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var kicked atomic.Bool
+	pace := func() time.Duration {
+		if kicked.Load() {
+			return time.Millisecond
+		}
+		return time.Hour
+	}
+	kick := make(chan struct{}, 1)
+	fired := make(chan struct{}, 1)
+	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, pace, kick, nil, func() {
+		select {
+		case fired <- struct{}{}:
+		default:
+		}
+	})
+	// No stream: the timer is armed with the pace, an hour.
+	time.Sleep(50 * time.Millisecond)
+	kicked.Store(true)
+	kick <- struct{}{}
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no poll within 10s of the kick: the timer kept the hour it was armed with")
+	}
+}
+
+// TestRefreshKicks: refresh (the re-read after an act) records the act
+// as a change and kicks the poll timer.
+func TestRefreshKicks(t *testing.T) {
+	o := newObserver(noEvents{}, nil)
+	before := time.Now()
+	if err := o.refresh(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Unix(0, o.lastChange.Load()); got.Before(before) {
+		t.Errorf("lastChange %v, before the refresh (%v)", got, before)
+	}
+	select {
+	case <-o.kick:
+	default:
+		t.Error("refresh did not kick the poll timer")
 	}
 }
