@@ -332,14 +332,23 @@ func first(ids []string) string {
 }
 
 // removeSandboxesOf waits until no sandbox of the pod name is ready on rt
-// (the kubelet stopped the pod), then removes them.
+// (the kubelet stopped the pod), then removes them, until none is left.
+// The kubelet removes the containers of a pod whose manifest went on its
+// own, at the same time: containerd then refuses RemovePodSandbox with
+// "container is already in removing state" until the kubelet's
+// RemoveContainer returns (CI's systemd guest, once), so a removal that
+// fails is tried again while the sandbox is still listed.
 func removeSandboxesOf(t *testing.T, rt *cri.Client, name string, within time.Duration) {
 	ctx := context.Background()
 	filter := &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.name": name}}
+	var failures []string
 	for deadline := time.Now().Add(scaled(within)); ; time.Sleep(500 * time.Millisecond) {
 		sbs, err := rt.ListPodSandbox(ctx, filter)
 		if err != nil {
 			t.Errorf("listing the sandboxes of %s: %v", name, err)
+			return
+		}
+		if len(sbs) == 0 {
 			return
 		}
 		ready := false
@@ -347,18 +356,24 @@ func removeSandboxesOf(t *testing.T, rt *cri.Client, name string, within time.Du
 			ready = ready || sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
 		}
 		if !ready {
+			failures = failures[:0]
 			for _, sb := range sbs {
 				if err := rt.StopPodSandbox(ctx, sb.Id); err != nil {
-					t.Errorf("stopping sandbox %s: %v", short(sb.Id), err)
-				}
-				if err := rt.RemovePodSandbox(ctx, sb.Id); err != nil {
-					t.Errorf("removing sandbox %s: %v", short(sb.Id), err)
+					failures = append(failures, fmt.Sprintf("stopping sandbox %s: %v", short(sb.Id), err))
+				} else if err := rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+					failures = append(failures, fmt.Sprintf("removing sandbox %s: %v", short(sb.Id), err))
 				}
 			}
-			return
+			if len(failures) > 0 {
+				t.Logf("will try again: %s", strings.Join(failures, "; "))
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("the kubelet has not stopped %s %s after its manifest went", name, within)
+			if ready {
+				t.Errorf("the kubelet has not stopped %s %s after its manifest went", name, within)
+			} else {
+				t.Errorf("the sandboxes of %s are still there %s after its manifest went: %s", name, within, strings.Join(failures, "; "))
+			}
 			return
 		}
 	}
