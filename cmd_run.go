@@ -192,7 +192,7 @@ func runWith(f runFlagValues, stdin io.Reader, stdout, stderr io.Writer) (err er
 	if cfg.DryRun {
 		return dryRun(in.ctx, cfg, set, stdout, stderr, in.exitCode)
 	}
-	limitMemory()
+	limitMemory(len(set.Pods) + len(set.Jobs))
 	return runPods(cfg, set, at, in, jr, stdout, stderr)
 }
 
