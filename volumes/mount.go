@@ -2,8 +2,10 @@ package volumes
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -137,11 +139,6 @@ func checkMounts(c *v1.Container) error {
 
 // MountsUnder lists the mount points at or below dir, deepest first.
 func MountsUnder(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -149,20 +146,71 @@ func MountsUnder(dir string) ([]string, error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return mountsUnderIn(f, abs)
+}
+
+// mountsUnderIn lists the mount points of the mountinfo table r that are
+// at or below the absolute, clean path abs, deepest first. A node's table
+// holds a few lines for each running pod (its sandbox's shm, its
+// containers' root filesystems), and every pod's teardown reads it, so a
+// line that is not below abs costs no allocation: its mount point is
+// compared where it lies in the scanner's buffer, unescaped only when it
+// has an escape.
+func mountsUnderIn(r io.Reader, abs string) ([]string, error) {
 	var out []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
+		mp, ok := mountinfoField(sc.Bytes(), 4)
+		if !ok {
 			continue
 		}
-		mp := UnescapeOctal(fields[4])
-		if mp == abs || strings.HasPrefix(mp, abs+"/") {
-			out = append(out, mp)
+		if bytes.IndexByte(mp, '\\') >= 0 {
+			if m := UnescapeOctal(string(mp)); under(m, abs) {
+				out = append(out, m)
+			}
+		} else if underBytes(mp, abs) {
+			out = append(out, string(mp))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out, sc.Err()
+}
+
+// under tells whether the path p is abs or below it.
+func under(p, abs string) bool {
+	if !strings.HasPrefix(p, abs) {
+		return false
+	}
+	return len(p) == len(abs) || abs == "/" || p[len(abs)] == '/'
+}
+
+// underBytes is under of a path in a buffer, compared where it lies.
+func underBytes(p []byte, abs string) bool {
+	if len(p) < len(abs) || string(p[:len(abs)]) != abs { // no copy: a comparison
+		return false
+	}
+	return len(p) == len(abs) || abs == "/" || p[len(abs)] == '/'
+}
+
+// mountinfoField is the field of index i (from 0) of a mountinfo line,
+// whose fields are separated by single spaces; false if it has fewer.
+func mountinfoField(line []byte, i int) ([]byte, bool) {
+	for ; i > 0; i-- {
+		sp := bytes.IndexByte(line, ' ')
+		if sp < 0 {
+			return nil, false
+		}
+		line = line[sp+1:]
+	}
+	if sp := bytes.IndexByte(line, ' '); sp >= 0 {
+		line = line[:sp]
+	}
+	return line, len(line) > 0
 }
 
 // UnescapeOctal undoes mountinfo's octal escapes (\040 for a space).
@@ -219,6 +267,12 @@ func RemoveSafely(dir string) error {
 	ms, err := MountsUnder(dir)
 	if err != nil {
 		return err
+	}
+	if len(ms) == 0 { // the usual case: nothing to undo, no second read
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("removing %s: %w", dir, err)
+		}
+		return nil
 	}
 	for _, m := range ms {
 		if err := unix.Unmount(m, 0); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
