@@ -70,6 +70,12 @@ const (
 // and tries again at its next quiet spell.
 const maxFollowing = 64
 
+// readBufs holds the tailers' read buffers (readSize each) between reads:
+// a tailer waits far longer than it reads, and a buffer of its own would
+// stay in the heap for its container's whole life, 64 KiB a container,
+// most of a 50-pod run's live heap for logs that are mostly empty.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readSize); return &b }}
+
 // tailer streams one container instance's log to the sink while it runs.
 type tailer struct {
 	path    string
@@ -114,20 +120,19 @@ func (t *tailer) follow(sink *logSink, dec *criStream) error {
 	defer f.Close()
 	w := &logWatch{path: t.path, slots: sink.followSlots, newWatcher: t.newWatcher}
 	defer w.close()
-	buf := make([]byte, readSize)
 	found := false // the last read found output
 	for {
 		last := t.stopped.Load()
-		n, err := readLogChunks(f, buf, dec)
+		buf := readBufs.Get().(*[]byte)
+		n, err := readLogChunks(f, *buf, dec)
+		if err == nil && last && t.exited.Load() && (n > 0 || found) {
+			err = drain(f, *buf, dec, sink, drainQuiet, drainMax)
+		}
+		readBufs.Put(buf)
 		if err != nil {
 			return err
 		}
 		if last {
-			if t.exited.Load() && (n > 0 || found) {
-				if err := drain(f, buf, dec, sink, drainQuiet, drainMax); err != nil {
-					return err
-				}
-			}
 			dec.end()
 			return nil
 		}
