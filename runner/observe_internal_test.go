@@ -71,6 +71,28 @@ func TestKickRearmsThePoll(t *testing.T) {
 	}
 }
 
+// TestKickPollsSoon: after a kick the poll comes within actPollDelay
+// even when the pace asks for an hour (an act: the container started may
+// change at once).
+func TestKickPollsSoon(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kick := make(chan struct{}, 1)
+	fired := make(chan struct{}, 1)
+	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, func() time.Duration { return time.Hour }, kick, nil, func() {
+		select {
+		case fired <- struct{}{}:
+		default:
+		}
+	})
+	kick <- struct{}{}
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no poll within 10s of the kick: it was re-armed with the pace's hour, not actPollDelay")
+	}
+}
+
 // TestRefreshKicks: refresh (the re-read after an act) records the act
 // as a change and kicks the poll timer.
 func TestRefreshKicks(t *testing.T) {
