@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containernetworking/cni/libcni"
@@ -59,12 +60,8 @@ func check(ctx context.Context, d Dirs, stateFile string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
-	cfg := libcni.NewCNIConfig(d.BinDirs, nil)
-	_, verr := cfg.ValidateNetworkList(ctx, list)
-	var problems []PluginProblem
-	if verr != nil {
-		problems = diagnose(ctx, cfg, pluginTypes(list), list.CNIVersion)
-	}
+	cfg := libcni.NewCNIConfig(d.BinDirs, newPollExec())
+	problems := diagnose(ctx, cfg, pluginTypes(list), list.CNIVersion)
 	if d.Loopback && !slices.Contains(pluginTypes(list), "loopback") {
 		// The runtime runs loopback for each pod's lo with a config of its
 		// own: only its presence matters.
@@ -72,15 +69,11 @@ func check(ctx context.Context, d Dirs, stateFile string) error {
 			problems = append(problems, PluginProblem{Type: "loopback"})
 		}
 	}
-	if verr == nil && len(problems) == 0 {
+	if len(problems) == 0 {
 		rememberValidation(stateFile, key)
 		return nil
 	}
-	e := &NotReadyError{Dirs: d, File: file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}
-	if len(problems) == 0 {
-		e.Err = verr // a problem diagnose did not find: libcni's words
-	}
-	return e
+	return &NotReadyError{Dirs: d, File: file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}
 }
 
 // pickConfFile returns the file the runtime uses: the lexically first one
@@ -114,29 +107,46 @@ func pluginTypes(list *libcni.NetworkConfigList) []string {
 	return out
 }
 
-// diagnose runs each plugin type as ValidateNetworkList does, keeping what
-// went wrong with each: not found, no answer to VERSION, or not speaking
-// version.
+// diagnose runs each plugin type as libcni's ValidateNetworkList does (a
+// list is valid when every plugin is found, answers CNI_COMMAND=VERSION and
+// speaks version) and keeps what went wrong with each, in the list's order:
+// not found, no answer to VERSION, or not speaking version. The plugins run
+// at once: each is an exec of its own (3 to 4 ms for Debian's bridge and
+// portmap), and one after the other they were most of the time from the
+// runtime's Status to the first pod's sandbox on a fresh root dir.
 func diagnose(ctx context.Context, cfg *libcni.CNIConfig, types []string, version string) []PluginProblem {
 	if version == "" {
 		version = "0.1.0" // libcni's default for a config without one
 	}
+	found := make([]*PluginProblem, len(types))
+	var wg sync.WaitGroup
+	for i, t := range types {
+		wg.Go(func() { found[i] = diagnoseOne(ctx, cfg, t, version) })
+	}
+	wg.Wait()
 	var out []PluginProblem
-	for _, t := range types {
-		path, err := invoke.FindInPath(t, cfg.Path)
-		if err != nil {
-			out = append(out, PluginProblem{Type: t})
-			continue
-		}
-		vi, err := cfg.GetVersionInfo(ctx, t)
-		switch {
-		case err != nil:
-			out = append(out, PluginProblem{Type: t, Path: path, Err: err})
-		case !slices.Contains(vi.SupportedVersions(), version):
-			out = append(out, PluginProblem{Type: t, Path: path, Supported: vi.SupportedVersions()})
+	for _, p := range found {
+		if p != nil {
+			out = append(out, *p)
 		}
 	}
 	return out
+}
+
+// diagnoseOne is diagnose of one plugin type: its problem, or nil.
+func diagnoseOne(ctx context.Context, cfg *libcni.CNIConfig, t, version string) *PluginProblem {
+	path, err := invoke.FindInPath(t, cfg.Path)
+	if err != nil {
+		return &PluginProblem{Type: t}
+	}
+	vi, err := cfg.GetVersionInfo(ctx, t)
+	switch {
+	case err != nil:
+		return &PluginProblem{Type: t, Path: path, Err: err}
+	case !slices.Contains(vi.SupportedVersions(), version):
+		return &PluginProblem{Type: t, Path: path, Supported: vi.SupportedVersions()}
+	}
+	return nil
 }
 
 // NotReadyError says why pods cannot get a pod network on this node.
@@ -148,8 +158,7 @@ type NotReadyError struct {
 	Network, CNIVersion string
 	// Plugins are the plugins that failed validation.
 	Plugins []PluginProblem
-	// Err is a failure to read the conf dir or the file, or libcni's
-	// validation error when no plugin problem explains it.
+	// Err is a failure to read the conf dir or the file.
 	Err error
 }
 

@@ -61,9 +61,6 @@ func TestNotReadyErrorMessage(t *testing.T) {
 				}},
 			`CNI network "a" (/tmp/net.d/10-a.conflist): plugin "bridge" (/tmp/bin/bridge) does not support cniVersion "1.1.0" (it supports 0.4.0, 1.0.0); ` +
 				`plugin "portmap" (/tmp/bin/portmap) does not answer CNI_COMMAND=VERSION: exit status 2`},
-		{"validation failed for a reason diagnose did not see",
-			&NotReadyError{Dirs: flagDirs, File: "/tmp/net.d/10-a.conflist", Network: "a", Err: errors.New("[odd]")},
-			"CNI config /tmp/net.d/10-a.conflist: [odd]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.err.Error(); got != prefix+tc.want {
@@ -74,16 +71,20 @@ func TestNotReadyErrorMessage(t *testing.T) {
 }
 
 // fakePlugin writes an executable plugin to dir that answers
-// CNI_COMMAND=VERSION with versions (or fails, when versions is "fail")
-// and fails every other command.
+// CNI_COMMAND=VERSION with versions (or fails, when versions is "fail"
+// with a CNI error, "stderr" with only a line on stderr) and fails every
+// other command.
 func fakePlugin(t *testing.T, dir, name, versions string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	answer := `echo '{"cniVersion":"1.0.0","supportedVersions":[` + versions + `]}'; exit 0`
-	if versions == "fail" {
+	switch versions {
+	case "fail":
 		answer = `echo '{"code":999,"msg":"broken plugin"}'; exit 1`
+	case "stderr":
+		answer = `echo oops >&2; exit 3`
 	}
 	script := "#!/bin/sh\nif [ \"$CNI_COMMAND\" = VERSION ]; then " + answer + "; fi\n" +
 		"echo '{\"code\":4,\"msg\":\"fake plugin\"}'; exit 1\n"
@@ -142,6 +143,15 @@ func TestCheck(t *testing.T) {
 			files:   map[string]string{"10-net.conflist": bridgePortmap},
 			plugins: map[string]string{"bridge": "fail", "portmap": allVersions},
 			want:    `plugin "bridge" (BIN/bridge) does not answer CNI_COMMAND=VERSION: broken plugin`},
+		{name: "plugin that fails with only a word on stderr",
+			files:   map[string]string{"10-net.conflist": bridgePortmap},
+			plugins: map[string]string{"bridge": allVersions, "portmap": "stderr"},
+			want:    `plugin "portmap" (BIN/portmap) does not answer CNI_COMMAND=VERSION: netplugin failed: "oops\n": exit status 3`},
+		{name: "every plugin's problem, in the list's order",
+			files:   map[string]string{"10-net.conflist": bridgePortmap},
+			plugins: map[string]string{"bridge": "fail", "portmap": `"0.3.1"`},
+			want: `plugin "bridge" (BIN/bridge) does not answer CNI_COMMAND=VERSION: broken plugin; ` +
+				`plugin "portmap" (BIN/portmap) does not support cniVersion "1.0.0" (it supports 0.3.1)`},
 		{name: "single .conf wrapped into a list",
 			files:   map[string]string{"10-net.conf": `{"cniVersion":"0.4.0","name":"one","type":"bridge"}`},
 			plugins: map[string]string{"bridge": allVersions}},
@@ -190,6 +200,35 @@ func TestCheck(t *testing.T) {
 				t.Errorf("message\n%s\nlacks\n%s", err, want)
 			}
 		})
+	}
+}
+
+// TestCheckRunsPluginsAtOnce: the plugins answer VERSION at the same
+// time. Each fake plugin marks that it started and waits for the other's
+// mark before it answers; run one after the other, the first gives up
+// after 5 s and fails the check.
+func TestCheckRunsPluginsAtOnce(t *testing.T) {
+	tmp := t.TempDir()
+	conf, bin := filepath.Join(tmp, "net.d"), filepath.Join(tmp, "bin")
+	writeFile(t, conf, "10-net.conflist", bridgePortmap)
+	for name, other := range map[string]string{"bridge": "portmap", "portmap": "bridge"} {
+		script := "#!/bin/sh\n" +
+			"[ \"$CNI_COMMAND\" = VERSION ] || { echo '{\"code\":4,\"msg\":\"fake plugin\"}'; exit 1; }\n" +
+			"touch " + filepath.Join(tmp, name+".started") + "\n" +
+			"i=0\n" +
+			"while [ ! -e " + filepath.Join(tmp, other+".started") + " ]; do\n" +
+			"  i=$((i+1)); if [ $i -gt 100 ]; then echo '{\"code\":999,\"msg\":\"ran alone\"}'; exit 1; fi\n" +
+			"  sleep 0.05\n" +
+			"done\n" +
+			"echo '{\"cniVersion\":\"1.0.0\",\"supportedVersions\":[\"1.0.0\"]}'\n"
+		writeFile(t, bin, name, script)
+		if err := os.Chmod(filepath.Join(bin, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := Dirs{ConfDir: conf, ConfDirFrom: fromConfFlag, BinDirs: []string{bin}, BinDirsFrom: fromBinFlag}
+	if err := check(context.Background(), d, ""); err != nil {
+		t.Fatalf("check: %v", err)
 	}
 }
 
