@@ -39,16 +39,29 @@ func idlePollDelay(sinceChange time.Duration) time.Duration {
 	return min(max(sinceChange/4, pollInterval), maxIdlePollInterval)
 }
 
-// actPollDelay is the delay of the first poll after an act of podrun's on
-// a runtime without events (observer.acted): a container started is
-// likely to change soon, and containerd 1.6 reports the exit of one that
-// ends at once (/bin/true) 25 to 30 ms after StartContainer returns
-// (hack/cricount -timeline), so a poll at 10 ms and the next one at
-// pollInterval after it see the exit about 10 ms sooner than polls at
-// 20 and 40 ms. Only an act brings it: a poll that saw a change is
-// followed at pollInterval, as before (50 and 100 pods on containerd 1.6
-// made as many Lists with it as without, within the runs' spread).
-const actPollDelay = 10 * time.Millisecond
+// actPollDelay is the delay between polls for actPollWindow after an act
+// of podrun's on a runtime without events (observer.acted): a container
+// started is likely to change soon, and containerd 1.6 reports the exit of
+// one that ends at once (/bin/true) 20 to 35 ms after StartContainer
+// returns (hack/cricount -timeline; the bare sequence, which asks every
+// 10 ms, sees it after a median of 26 ms). Polls at 20 and 40 ms saw it
+// 40 ms after; polls every 10 ms for the first 50 ms see it within 10 ms
+// of its report.
+const (
+	actPollDelay  = 10 * time.Millisecond
+	actPollWindow = 50 * time.Millisecond
+)
+
+// pollDelay is the delay before the next poll on a runtime without
+// events, sinceAct after podrun's last act and sinceChange after the last
+// change a poll saw or act: actPollDelay within actPollWindow of an act,
+// else idlePollDelay.
+func pollDelay(sinceChange, sinceAct time.Duration) time.Duration {
+	if sinceAct < actPollWindow {
+		return actPollDelay
+	}
+	return idlePollDelay(sinceChange)
+}
 
 // safetyPollInterval is how often the observer lists anyway while the
 // runtime's event stream is up: events wake it at once, and this catches
@@ -64,6 +77,7 @@ type observer struct {
 
 	pollMu     sync.Mutex    // one poll at a time
 	lastChange atomic.Int64  // when a poll last saw a change, or podrun acted (Unix ns)
+	lastAct    atomic.Int64  // when podrun last acted (Unix ns)
 	kick       chan struct{} // an act: the next poll comes at pollInterval (acted)
 
 	mu         sync.Mutex
@@ -133,7 +147,9 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 // run where the runtime streams events, else by polling, every pollInterval
 // while things change and more slowly while they don't (idlePollDelay).
 func (o *observer) watch(ctx context.Context) {
-	pace := func() time.Duration { return idlePollDelay(time.Since(time.Unix(0, o.lastChange.Load()))) }
+	pace := func() time.Duration {
+		return pollDelay(time.Since(time.Unix(0, o.lastChange.Load())), time.Since(time.Unix(0, o.lastAct.Load())))
+	}
 	onChangesPaced(ctx, o.rt, o.sel, safetyPollInterval, pace, o.kick,
 		// podrun's own calls cause the other events, and it polls after
 		// them; a stop whose event says all a poll would learn needs none.
@@ -450,13 +466,16 @@ func (o *observer) refresh(ctx context.Context, ids []string, sandboxes []*runti
 
 // acted records that podrun just created, started or stopped something
 // (refresh) and, on a runtime without events, brings the next poll to
-// actPollDelay from now: a container started is likely to change soon (a
+// actPollDelay from now, and the ones after it every actPollDelay for
+// actPollWindow (pollDelay): a container started is likely to change soon (a
 // short one exits within milliseconds), and the delay the timer was armed
 // with may be the idle one, up to maxIdlePollInterval. Without it, the
 // exit of a container started after a quiet spell waited up to 200 ms for
 // the next poll.
 func (o *observer) acted() {
-	o.lastChange.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	o.lastChange.Store(now)
+	o.lastAct.Store(now)
 	select {
 	case o.kick <- struct{}{}:
 	default:

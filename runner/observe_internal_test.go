@@ -27,6 +27,22 @@ func TestIdlePollDelay(t *testing.T) {
 	}
 }
 
+func TestPollDelay(t *testing.T) {
+	for _, tc := range []struct {
+		sinceChange, sinceAct, want time.Duration
+	}{
+		{0, 0, actPollDelay}, // just acted
+		{5 * time.Millisecond, 40 * time.Millisecond, actPollDelay},           // within the act's window
+		{0, actPollWindow, pollInterval},                                      // the window over, a change just seen
+		{800 * time.Millisecond, 800 * time.Millisecond, maxIdlePollInterval}, // quiet since the act
+		{time.Hour, time.Since(time.Unix(0, 0)), maxIdlePollInterval},         // never acted, long quiet
+	} {
+		if got := pollDelay(tc.sinceChange, tc.sinceAct); got != tc.want {
+			t.Errorf("pollDelay(%v, %v) = %v, want %v", tc.sinceChange, tc.sinceAct, got, tc.want)
+		}
+	}
+}
+
 // noEvents is a runtime without a container event stream (containerd
 // 1.6): onChangesPaced asks it for nothing else.
 type noEvents struct{ Runtime }
