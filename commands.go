@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,7 +60,7 @@ func interrupted(err error, sigCode func() int) error {
 func flagCtx(c *cli.Context, name string) *cli.Context {
 	var set []*cli.Context
 	for _, ctx := range c.Lineage() {
-		if ctx.IsSet(name) {
+		if isSet(ctx, name) {
 			set = append(set, ctx)
 		}
 	}
@@ -78,17 +79,69 @@ func flagCtx(c *cli.Context, name string) *cli.Context {
 	return set[0]
 }
 
+// isSet is ctx.IsSet(name) without its cost. urfave's IsSet, for a flag
+// not given, looks for it by calling Names on every flag before it, and
+// Names runs a regexp over each name: with the run command's 45 flags,
+// the flags read once each cost a millisecond of a run's start. Here the
+// names are worked out once per flag (flagNames), and the answer is
+// IsSet's: the first context of the lineage that has the flag decides;
+// the flag is set there when it was given under any of its names, or from
+// its environment variable.
+func isSet(ctx *cli.Context, name string) bool {
+	for _, c := range ctx.Lineage() {
+		f := ownFlag(c, name)
+		if f == nil {
+			continue
+		}
+		if f.IsSet() {
+			return true
+		}
+		given := c.LocalFlagNames()
+		return slices.ContainsFunc(flagNames(f), func(n string) bool { return slices.Contains(given, n) })
+	}
+	return false
+}
+
+// ownFlag is the flag called name among the flags of ctx's command (or
+// app), or nil.
+func ownFlag(ctx *cli.Context, name string) cli.Flag {
+	var flags []cli.Flag
+	switch {
+	case ctx.Command != nil && ctx.Command.Name != "":
+		flags = ctx.Command.Flags
+	case ctx.App != nil:
+		flags = ctx.App.Flags
+	}
+	for _, f := range flags {
+		if slices.Contains(flagNames(f), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// flagNames is f.Names(), worked out once per flag.
+func flagNames(f cli.Flag) []string {
+	namesMu.Lock()
+	defer namesMu.Unlock()
+	names, ok := namesOf[f]
+	if !ok {
+		names = f.Names()
+		namesOf[f] = names
+	}
+	return names
+}
+
+var (
+	namesMu sync.Mutex
+	namesOf = map[cli.Flag][]string{}
+)
+
 // flagEnvVars is the environment variables of the flag name of ctx's
 // command (or app).
 func flagEnvVars(ctx *cli.Context, name string) []string {
-	flags := ctx.App.Flags
-	if ctx.Command != nil && ctx.Command.Name != "" {
-		flags = ctx.Command.Flags
-	}
-	for _, f := range flags {
-		if ef, ok := f.(interface{ GetEnvVars() []string }); ok && slices.Contains(f.Names(), name) {
-			return ef.GetEnvVars()
-		}
+	if ef, ok := ownFlag(ctx, name).(interface{ GetEnvVars() []string }); ok {
+		return ef.GetEnvVars()
 	}
 	return nil
 }
