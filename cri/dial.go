@@ -84,15 +84,19 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	for _, o := range opts {
 		o(c)
 	}
-	v, err := probe(ctx, endpoint, path, min(DialTimeout, c.callTimeout))
-	if err != nil {
-		return nil, err
-	}
-	c.version = v
+	// The client's own connection is opened while the probe waits for
+	// its answer, so that the first call does not wait for a handshake.
 	conn, err := newConn(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
 	}
+	conn.Connect()
+	v, err := probe(ctx, endpoint, path, min(DialTimeout, c.callTimeout))
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.version = v
 	c.conn = conn
 	c.runtime = runtimeapi.NewRuntimeServiceClient(conn)
 	c.images = runtimeapi.NewImageServiceClient(conn)
