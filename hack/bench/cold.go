@@ -635,6 +635,8 @@ func (pm *podman) removeImages(images []string) {
 // wait of the main container, timed; kube down after.
 func (pm *podman) runCold(manifest, mainName string) coldSample {
 	var s coldSample
+	before := cgroupDirs(podmanUnified)
+	defer removeNewEmpty(podmanUnified, before)
 	down := func() string {
 		down := exec.Command("podman", "kube", "down", manifest)
 		down.Env = pm.env

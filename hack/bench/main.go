@@ -474,6 +474,8 @@ func (pm *podman) run(manifest string, pods int) sample {
 		names[i] = fmt.Sprintf("bench-%d-c", i)
 	}
 	var total sample
+	before := cgroupDirs(podmanUnified)
+	defer removeNewEmpty(podmanUnified, before)
 	for _, args := range [][]string{
 		{"kube", "play", "--cert-dir", pm.certDir, manifest},
 		append([]string{"wait"}, names...),
