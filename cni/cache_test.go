@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -67,5 +69,91 @@ func TestValidationIsRememberedUntilSomethingChanges(t *testing.T) {
 	os.Remove(filepath.Join(bin, "bridge"))
 	if err := check(context.Background(), d, state); err == nil {
 		t.Fatal("a missing plugin passed the check: the remembered validation was reused")
+	}
+}
+
+// countingPlugin writes a plugin that logs each run to calls and speaks
+// versions (JSON strings) on VERSION.
+func countingPlugin(t *testing.T, dir, name, calls, versions string) {
+	t.Helper()
+	script := "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + calls + "\n" +
+		"echo '{\"cniVersion\":\"1.0.0\",\"supportedVersions\":[" + versions + "]}'\n"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The pre-flight runs no plugin: a configuration found whole is pending
+// until a sandbox confirms it (then remembered: the next pre-flight has
+// nothing pending) or explains a failed one (the plugins asked once, the
+// problems named). A missing plugin is said at once, with what the others
+// answer to VERSION.
+func TestPreflightLeavesTheVersionsToTheSandbox(t *testing.T) {
+	dir := t.TempDir()
+	conf, bin := filepath.Join(dir, "net.d"), filepath.Join(dir, "bin")
+	calls := filepath.Join(dir, "calls")
+	writeFile(t, conf, "10-net.conflist", bridgePortmap)
+	countingPlugin(t, bin, "bridge", calls, `"0.3.1"`)
+	countingPlugin(t, bin, "portmap", calls, allVersions)
+	runs := func() int {
+		b, _ := os.ReadFile(calls)
+		return strings.Count(string(b), "\n")
+	}
+	state := filepath.Join(dir, "state", "cni-validated")
+	d := Dirs{ConfDir: conf, ConfDirFrom: fromConfFlag, BinDirs: []string{bin}, BinDirsFrom: fromBinFlag}
+	ctx := context.Background()
+
+	p, err := preflight(ctx, d, state)
+	if err != nil || p == nil {
+		t.Fatalf("preflight = %v, %v; want a configuration pending", p, err)
+	}
+	if n := runs(); n != 0 {
+		t.Fatalf("preflight ran plugins %d times, want none", n)
+	}
+	// A failed sandbox: explained once, however many pods ask.
+	want := `plugin "bridge" (` + filepath.Join(bin, "bridge") + `) does not support cniVersion "1.0.0" (it supports 0.3.1)`
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if err := p.Explain(ctx); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Explain = %v, want %q", err, want)
+			}
+		})
+	}
+	wg.Wait()
+	if n := runs(); n != 2 {
+		t.Errorf("three Explains ran the plugins %d times, want 2 (each once)", n)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("a failed validation was remembered")
+	}
+
+	// A sandbox made: remembered, and the next pre-flight has nothing pending.
+	countingPlugin(t, bin, "bridge", calls, allVersions)
+	p, err = preflight(ctx, d, state)
+	if err != nil || p == nil {
+		t.Fatalf("preflight = %v, %v; want a configuration pending", p, err)
+	}
+	p.Confirm()
+	if p, err := preflight(ctx, d, state); err != nil || p != nil {
+		t.Errorf("preflight after Confirm = %v, %v; want nothing pending", p, err)
+	}
+	if err := (*Pending)(nil).Explain(ctx); err != nil {
+		t.Errorf("nil Explain = %v", err)
+	}
+	(*Pending)(nil).Confirm()
+	if n := runs(); n != 2 {
+		t.Errorf("plugins ran %d times in all, want 2", n)
+	}
+
+	// A plugin missing: said now, with the others' answers.
+	countingPlugin(t, bin, "bridge", calls, `"0.3.1"`)
+	os.Remove(filepath.Join(bin, "portmap"))
+	p, err = preflight(ctx, d, state)
+	if p != nil || err == nil || !strings.Contains(err.Error(), `plugin "portmap" not found in `+bin) || !strings.Contains(err.Error(), want) {
+		t.Errorf("preflight = %v, %v; want portmap missing and bridge's version", p, err)
 	}
 }

@@ -25,41 +25,121 @@ const validateTimeout = 20 * time.Second
 // on the host network, given the runtime's verbose CRI Status: it takes
 // where the runtime's CNI configuration and plugins are from the Status,
 // lets flags override that, and checks the network configuration there
-// (see check). When neither names a directory (CRI-O, cri-dockerd) it
-// checks nothing and returns nil (see resolveDirs). The runtime's own
+// (see preflight). When neither names a directory (CRI-O, cri-dockerd) it
+// checks nothing and returns nil, nil (see resolveDirs). The runtime's own
 // NetworkReady condition is cri.Client.ReadyStatus's to report.
-func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, flags Flags) error {
+//
+// A configuration found whole whose plugins were not yet asked their
+// versions comes back as a *Pending: the run confirms it once a pod's
+// sandbox got its network (Confirm), or has it explain a sandbox the
+// runtime failed to make (Explain).
+func CheckPodNetworkStatus(ctx context.Context, st *runtimeapi.StatusResponse, flags Flags) (*Pending, error) {
 	d, ok := resolveDirs(flags, runtimeInfo(st.GetInfo()))
 	if !ok {
-		return nil // the runtime's NetworkReady alone, as for the kubelet
+		return nil, nil // the runtime's NetworkReady alone, as for the kubelet
 	}
-	return check(ctx, d, flags.StateFile)
+	return preflight(ctx, d, flags.StateFile)
 }
 
-// check picks the network configuration the runtime uses from d.ConfDir
-// and validates it against d.BinDirs with libcni, skipping the plugin runs
-// when stateFile ("": none) records a successful validation of exactly
-// this configuration and these binaries. It returns a *NotReadyError
-// saying what is wrong, or nil.
+// check is the whole check of the network configuration in d: preflight,
+// then the plugins' versions (Pending.validate). It returns a
+// *NotReadyError saying what is wrong, or nil.
 func check(ctx context.Context, d Dirs, stateFile string) error {
+	p, err := preflight(ctx, d, stateFile)
+	if err != nil || p == nil {
+		return err
+	}
+	return p.validate(ctx)
+}
+
+// preflight picks the network configuration the runtime uses from
+// d.ConfDir and checks what costs no plugin run: the file is there and
+// parses, and every plugin it names (and loopback, when the runtime runs
+// it) is found in d.BinDirs. It returns nil, nil when stateFile ("": none)
+// records a successful validation of exactly this configuration and these
+// binaries; a *NotReadyError when something is wrong (a plugin missing:
+// then the others are asked their versions too, to say all that is wrong
+// at once); else a *Pending whose plugins were not run.
+//
+// Asking each plugin CNI_COMMAND=VERSION is an exec of a Go binary, 2.6 to
+// 3 ms of CPU each for Debian's (docs/benchmark.md, A run's first
+// milliseconds): on a fresh root dir, the most a one-pod run spent before
+// its sandbox. The runtime runs the same plugins when it makes the first
+// sandbox, and says what failed; the versions are asked only then, to
+// explain that failure (Explain), as the kubelet too learns of a plugin
+// that cannot run only from the runtime's error.
+func preflight(ctx context.Context, d Dirs, stateFile string) (*Pending, error) {
 	files, err := libcni.ConfFiles(d.ConfDir, confExtensions())
 	if err != nil {
-		return &NotReadyError{Dirs: d, Err: err}
+		return nil, &NotReadyError{Dirs: d, Err: err}
 	}
 	file := pickConfFile(files)
 	if file == "" {
-		return &NotReadyError{Dirs: d}
+		return nil, &NotReadyError{Dirs: d}
 	}
 	list, err := loadConfList(file)
 	if err != nil {
-		return &NotReadyError{Dirs: d, File: file, Err: err}
+		return nil, &NotReadyError{Dirs: d, File: file, Err: err}
 	}
 	key := validationKey(d, file, pluginTypes(list))
 	if validatedBefore(stateFile, key) {
+		return nil, nil
+	}
+	p := &Pending{d: d, file: file, list: list, key: key, stateFile: stateFile}
+	if key == "" {
+		// A plugin not found (or the file gone): the whole check now.
+		return nil, p.validate(ctx)
+	}
+	return p, nil
+}
+
+// Pending is a network configuration that passed preflight and whose
+// plugins were not yet asked their versions. A nil *Pending has nothing
+// pending: its methods do nothing. Its methods are safe for concurrent use.
+type Pending struct {
+	d              Dirs
+	file           string
+	list           *libcni.NetworkConfigList
+	key, stateFile string
+	confirmed      sync.Once
+	explained      sync.Once
+	explanation    error
+}
+
+// Confirm records that the runtime made a pod's sandbox with its network
+// on this configuration: it ran every plugin of the list, which validates
+// them better than their versions do. The record (the state file) spares
+// the next run on the same root dir the plugin runs of a failed sandbox's
+// Explain, as it spared them the VERSION runs before.
+func (p *Pending) Confirm() {
+	if p == nil {
+		return
+	}
+	p.confirmed.Do(func() { rememberValidation(p.stateFile, p.key) })
+}
+
+// Explain is, after the runtime failed to make a sandbox off the host
+// network, what is wrong with the configuration: each plugin asked its
+// versions (once per run, whatever the number of pods asking) and the
+// *NotReadyError naming each plugin that failed, or nil when every
+// plugin answers and speaks the list's version (the failure was not
+// theirs, or not one they show to VERSION).
+func (p *Pending) Explain(ctx context.Context) error {
+	if p == nil {
 		return nil
 	}
+	p.explained.Do(func() { p.explanation = p.validate(ctx) })
+	return p.explanation
+}
+
+// validate runs each plugin of the list with CNI_COMMAND=VERSION, as
+// libcni's ValidateNetworkList does, and checks the runtime's loopback
+// plugin is there; it records a success in the state file and returns a
+// *NotReadyError saying what is wrong, or nil.
+func (p *Pending) validate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
+	d, list := p.d, p.list
 	cfg := libcni.NewCNIConfig(d.BinDirs, newPollExec())
 	problems := diagnose(ctx, cfg, pluginTypes(list), list.CNIVersion)
 	if d.Loopback && !slices.Contains(pluginTypes(list), "loopback") {
@@ -70,10 +150,10 @@ func check(ctx context.Context, d Dirs, stateFile string) error {
 		}
 	}
 	if len(problems) == 0 {
-		rememberValidation(stateFile, key)
+		rememberValidation(p.stateFile, p.key)
 		return nil
 	}
-	return &NotReadyError{Dirs: d, File: file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}
+	return &NotReadyError{Dirs: d, File: p.file, Network: list.Name, CNIVersion: list.CNIVersion, Plugins: problems}
 }
 
 // pickConfFile returns the file the runtime uses: the lexically first one

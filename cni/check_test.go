@@ -245,14 +245,14 @@ func TestCheckPodNetworkStatus(t *testing.T) {
 	st := &runtimeapi.StatusResponse{Info: map[string]string{
 		"cniconfig": `{"PluginDirs":["` + rtBin + `"],"PluginConfDir":"` + rtConf + `"}`,
 	}}
-	if err := CheckPodNetworkStatus(context.Background(), st, Flags{}); err != nil {
-		t.Errorf("with the runtime's dirs: %v", err)
+	if p, err := CheckPodNetworkStatus(context.Background(), st, Flags{}); err != nil || p == nil {
+		t.Errorf("with the runtime's dirs: %v, %v; want a configuration pending its plugins' versions", p, err)
 	}
-	err := CheckPodNetworkStatus(context.Background(), st, Flags{ConfDir: emptyConf})
+	_, err := CheckPodNetworkStatus(context.Background(), st, Flags{ConfDir: emptyConf})
 	if err == nil || !strings.Contains(err.Error(), "no CNI network config (*.conflist, *.conf, *.json) in "+emptyConf+" (from --cni-conf-dir)") {
 		t.Errorf("--cni-conf-dir does not override the runtime's dir: %v", err)
 	}
-	err = CheckPodNetworkStatus(context.Background(), st, Flags{BinDirs: []string{emptyConf}})
+	_, err = CheckPodNetworkStatus(context.Background(), st, Flags{BinDirs: []string{emptyConf}})
 	if err == nil || !strings.Contains(err.Error(), `plugin "bridge" not found in `+emptyConf+" (from --cni-bin-dir)") {
 		t.Errorf("--cni-bin-dir does not override the runtime's dirs: %v", err)
 	}

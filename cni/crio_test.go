@@ -36,15 +36,15 @@ func TestCRIOStatusNamesNoCNIDirs(t *testing.T) {
 	if d, check := resolveDirs(Flags{}, runtimeInfo(st.GetInfo())); check {
 		t.Errorf("dirs %+v checked, want no file check", d)
 	}
-	if err := CheckPodNetworkStatus(context.Background(), st, Flags{}); err != nil {
-		t.Errorf("CheckPodNetworkStatus without flags = %v, want nil (NetworkReady alone)", err)
+	if p, err := CheckPodNetworkStatus(context.Background(), st, Flags{}); err != nil || p != nil {
+		t.Errorf("CheckPodNetworkStatus without flags = %v, %v; want nil, nil (NetworkReady alone)", p, err)
 	}
 	d, check := resolveDirs(Flags{ConfDir: "/etc/crio/net.d", BinDirs: []string{"/usr/libexec/cni"}}, runtimeInfo(st.GetInfo()))
 	if !check || d.ConfDir != "/etc/crio/net.d" || d.ConfDirFrom != fromConfFlag || d.BinDirs[0] != "/usr/libexec/cni" || d.BinDirsFrom != fromBinFlag || d.Loopback {
 		t.Errorf("dirs %+v, %v; want the flags' checked", d, check)
 	}
 	empty := t.TempDir()
-	err = CheckPodNetworkStatus(context.Background(), st, Flags{ConfDir: empty})
+	_, err = CheckPodNetworkStatus(context.Background(), st, Flags{ConfDir: empty})
 	if want := "no CNI network config (*.conflist, *.conf, *.json) in " + empty + " (from --cni-conf-dir)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("CheckPodNetworkStatus with --cni-conf-dir = %v, want %q", err, want)
 	}

@@ -106,6 +106,50 @@ func TestE2ECNIHostNetworkPodRunsWithBadConfig(t *testing.T) {
 	}
 }
 
+// TestE2ECNIVersionsLeftToTheSandbox: a run on a fresh root dir runs no
+// CNI plugin itself (their VERSION is asked only to explain a sandbox the
+// runtime failed to make); the sandbox the runtime made on the network
+// records it as validated. podrun's check is pointed, by the flags, at the
+// testbed's config and at wrappers of its plugins that log each run.
+func TestE2ECNIVersionsLeftToTheSandbox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	confDir := os.Getenv("PODRUN_TESTBED_CNI_CONF_DIR")
+	if confDir == "" {
+		t.Fatal("PODRUN_TESTBED_CNI_CONF_DIR is not set (eval \"$(bash hack/testbed.sh env)\")")
+	}
+	realBin := testbedCNIBinDir(t)
+	tmp := t.TempDir()
+	binDir, calls := filepath.Join(tmp, "bin"), filepath.Join(tmp, "calls")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plugins, err := os.ReadDir(realBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plugins {
+		wrapper := "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + calls + "\nexec " + filepath.Join(realBin, p.Name()) + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(binDir, p.Name()), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"--cni-conf-dir", confDir, "--cni-bin-dir", binDir, "-f", testdata("cni/versions-left.yaml")}
+	for i := range 2 {
+		r := e.runPodrun(args, "")
+		expectCode(t, r, 0)
+		if !strings.Contains(r.stdout, "network-ok") {
+			t.Errorf("run %d: the pod's output is missing\n%s", i+1, r)
+		}
+		if b, err := os.ReadFile(calls); err == nil {
+			t.Errorf("run %d: podrun ran CNI plugins itself: %q", i+1, b)
+		}
+		if _, err := os.Stat(filepath.Join(e.root, "cni-validated")); err != nil {
+			t.Errorf("run %d: the network the sandbox got is not recorded: %v", i+1, err)
+		}
+	}
+}
+
 // httpGet fetches url, retrying until deadline (the server in the pod may
 // not listen yet when the pod turns Ready).
 func httpGet(t *testing.T, url string, within time.Duration) (string, error) {

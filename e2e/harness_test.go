@@ -565,7 +565,7 @@ func expectNothingCreated(t *testing.T, e *env) {
 	entries, _ := os.ReadDir(e.root)
 	for _, en := range entries {
 		// The remembered CNI validation (cni/cache.go) is node state,
-		// written by the network check that precedes every run.
+		// written once a sandbox of the root got its network.
 		if en.Name() != "cni-validated" {
 			names = append(names, en.Name())
 		}

@@ -41,6 +41,11 @@ type Facts struct {
 	// (its handlers; the cgroup driver too when CgroupDriver is "") is
 	// unknown rather than missing.
 	NoRuntime bool
+	// Network is the pod network's configuration when its plugins were
+	// not yet asked their versions (cni.Pending; nil: nothing pending): a
+	// sandbox off the host network confirms it, or has it explain its
+	// failure (sandbox.go).
+	Network *cni.Pending
 	// DryRunEndpoint is, in a dry run's facts, the endpoint of the runtime
 	// that answered its dial and was asked for the cgroup driver; "" when
 	// none was asked or none answered.
@@ -81,14 +86,16 @@ func GatherFacts(ctx context.Context, rt Runtime, pods []*v1.Pod, c FactsConfig)
 	if err != nil {
 		return Facts{}, err
 	}
+	var network *cni.Pending
 	if needNetwork {
-		if err := cni.CheckPodNetworkStatus(ctx, status, c.CNI); err != nil {
+		if network, err = cni.CheckPodNetworkStatus(ctx, status, c.CNI); err != nil {
 			return Facts{}, err
 		}
 	}
 	v := rt.DialVersion()
 	return Facts{
-		Node: node, HostIP: hostIP(),
+		Network: network,
+		Node:    node, HostIP: hostIP(),
 		RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(),
 		CgroupDriver: driver, CgroupDriverSource: source, RuntimeHandlers: status.GetRuntimeHandlers(),
 	}, nil

@@ -60,7 +60,16 @@ func (p *podRun) createSandbox(ctx context.Context, attempt uint32) (string, err
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.runPodSandbox(ctx, cfg)
 	if err != nil {
+		if !p.pod.Spec.HostNetwork {
+			// The plugins' versions, asked only now (cni.Pending).
+			if nerr := p.r.facts.Network.Explain(ctx); nerr != nil {
+				return "", fmt.Errorf("creating the pod sandbox: %w; %v", err, nerr)
+			}
+		}
 		return "", p.withCgroupDriverHint(fmt.Errorf("creating the pod sandbox: %w", err))
+	}
+	if !p.pod.Spec.HostNetwork {
+		p.r.facts.Network.Confirm() // the runtime ran the network's plugins
 	}
 	p.sandboxes[id] = cfg
 	// The observer learns of it now rather than from a listing.
