@@ -7,8 +7,8 @@
 //   - podrun: podrun -q --root-dir FRESH -f MANIFEST, the same N pods as
 //     one manifest (busybox, imagePullPolicy IfNotPresent, restartPolicy
 //     Never), on the same runtime; FRESH is a new root dir every round,
-//     so every run checks the CNI config again, unless -keep-root keeps
-//     one per testbed across rounds, as a node's later runs do;
+//     as on a CI machine's first run, unless -keep-root keeps one per
+//     testbed across rounds, as a node's later runs do;
 //   - podman: podman kube play of the same manifest, podman wait of its
 //     containers, podman kube down (Debian's podman as hack/testbed.sh
 //     podman configures it, pulling from the testbed's mirror; "absent"
@@ -111,7 +111,7 @@ var (
 	testbedScript   = flag.String("testbed-script", "hack/testbed.sh", "cold start: the testbed script whose slow-registry up|down|env brings the slow registry up and down and names its images")
 	logBytes        = flag.Int("log-bytes", 20000000, "log throughput: the bytes the container prints, in 2-byte lines")
 	logRounds       = flag.Int("log-rounds", 3, "log throughput: measured rounds per testbed (no warm-up)")
-	keepRoot        = flag.Bool("keep-root", false, "pods table: podrun keeps one --root-dir per testbed across rounds and sizes, as a node's later runs do (the CNI check's cni-validated record reused); default a fresh one every round, every run checking the CNI config again")
+	keepRoot        = flag.Bool("keep-root", false, "pods table: podrun keeps one --root-dir per testbed across rounds and sizes, as a node's later runs do (the pod network's cni-validated record reused); default a fresh one every round, as on a CI machine's first run")
 	testbeds        multiFlag
 )
 
