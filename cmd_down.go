@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,12 +22,13 @@ func downCommand(stderr io.Writer) *cli.Command {
 
 # one pod, by name
 podrun down web
-# every podrun pod of this root dir (--root-dir): a CI job's cleanup
+# every podrun pod of this root dir (--root-dir), and what pods of it left
+# without a sandbox (a killed run's data dirs and cgroups): a CI job's cleanup
 podrun down --all
 # every podrun pod on this node, whatever its root dir
 podrun down --all --all-roots`,
 		Flags: append(runtimeFlags(),
-			&cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod of --root-dir (with --all-roots: on this node)"},
+			&cli.BoolFlag{Name: "all", Category: catInput, Usage: "every podrun pod of --root-dir, and the data dirs, log dirs and cgroups that pods of --root-dir whose podrun is gone left without a sandbox (with --all-roots: every pod on this node too)"},
 			allRootsFlag("take pods of every --root-dir, not only of this one: POD names any podrun pod, --all takes every one on the runtime")),
 		Action: func(c *cli.Context) error { return downAction(c, stderr) },
 	}
@@ -67,8 +69,13 @@ func downAction(c *cli.Context, stderr io.Writer) error {
 		case <-finished:
 		}
 	}()
+	root, err := filepath.Abs(str(c, "root-dir"))
+	if err != nil {
+		return podrunError(err)
+	}
 	err = runner.DownWith(context.WithoutCancel(in.ctx), rt, runner.DownOptions{
 		Args: c.Args().Slice(), All: boolean(c, "all"), Scope: scope, Force: in.force, Progressf: progress,
+		RootDir: root,
 	})
 	if err != nil {
 		return podrunError(err)

@@ -857,3 +857,47 @@ func TestE2ETwoRunsOfOnePodAtOnce(t *testing.T) {
 	// The pod again, now that nothing runs it.
 	expectCode(t, e.runPodrun([]string{"-q", "-f", m}, ""), 0)
 }
+
+// TestE2EDownAllSweepsAKilledRunWithoutSandbox: a podrun killed while its
+// pod ran, whose sandbox the runtime then lost (its state wiped: here the
+// test removes it through CRI), leaves the pod's data dir and cgroup with
+// nothing on the runtime to find them by; `podrun down --all` of the root
+// dir takes them, saying so.
+func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := "e2e-sweep-" + randomSuffix(t)
+	m := fromTemplate(t, "faults/stage.yaml", "NAME", name, "MARK_DIR", t.TempDir(), "IMAGE", "busybox:1.36",
+		"INIT_SCRIPT", "true", "MAIN_SCRIPT", "echo main-running; exec sleep 3600", "PROBE_SCRIPT", "true")
+	p := e.startPodrun([]string{"-f", m}, "")
+	p.waitStdout("main-running", 60*time.Second)
+	p.signal(syscall.SIGSTOP) // no other test's podrun reclaims it meanwhile
+	sbs := sandboxesOf(t, name)
+	if len(sbs) != 1 {
+		t.Fatalf("%d sandboxes of %s, want 1", len(sbs), name)
+	}
+	p.signal(syscall.SIGKILL)
+	if code := p.wait(10 * time.Second); code != -1 {
+		t.Fatalf("podrun exit %d after SIGKILL", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(60*time.Second))
+	defer cancel()
+	if err := rtClient.StopPodSandbox(ctx, sbs[0].Id); err != nil {
+		t.Fatal(err)
+	}
+	if err := rtClient.RemovePodSandbox(ctx, sbs[0].Id); err != nil {
+		t.Fatal(err)
+	}
+	left := append(e.leftovers(e.root), e.nodeLeftovers()...)
+	if len(left) == 0 {
+		t.Fatal("the killed run left nothing without its sandbox: the test shows nothing")
+	}
+	t.Logf("without its sandbox, the killed run left:\n  %s", strings.Join(left, "\n  "))
+
+	r := e.runPodrun([]string{"down", "--all"}, "")
+	expectCode(t, r, 0)
+	if want := "pod/" + name + ": removing the data dir, log dir and cgroup that podrun pid "; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q\n%s", want, r)
+	}
+	expectNothingLeft(t, e, "podrun down --all after a killed run lost its sandbox")
+}

@@ -146,6 +146,7 @@ func e2eMain(m *testing.M) int {
 	if err := checkRuntimeDriver(ctx, shape.Driver); err != nil {
 		return fail("%v", err)
 	}
+	sweepKilledRuns(os.Stderr)
 	return m.Run()
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -37,6 +38,13 @@ type DownOptions struct {
 	Force <-chan struct{}
 	// Progressf reports each step.
 	Progressf func(format string, args ...any)
+	// RootDir, with All, is the root dir (--root-dir, whatever the Scope)
+	// whose pod data dirs are swept once the pods are down: each one of
+	// which no podrun sandbox is left on the runtime (the runtime's state
+	// wiped, a podrun killed before its sandbox or after its removal) and
+	// whose podrun is not alive goes, with its log dir and pod cgroup, as
+	// the next run on the root dir would reclaim it (sweepRootDir).
+	RootDir string
 }
 
 // Down tears down podrun pods fully: containers stopped with their preStop
@@ -98,7 +106,25 @@ func downWith(ctx context.Context, rt Runtime, cgsys cgroups.System, opts DownOp
 	case n > 1:
 		progressf("podrun: %d podrun pods of other root dirs left running (--all-roots takes them too)", n)
 	}
-	return errors.Join(append(errs, downPods(ctx, rt, cgsys, chosen, opts.Force, progressf))...)
+	errs = append(errs, downPods(ctx, rt, cgsys, chosen, opts.Force, progressf))
+	if opts.All && opts.RootDir != "" {
+		errs = append(errs, sweepRootDir(ctx, rt, cgsys, opts.RootDir, progressf))
+	}
+	return errors.Join(errs...)
+}
+
+// sweepRootDir removes what pods of rootDir left without a sandbox on the
+// runtime: their data dirs, log dirs and pod cgroups (reclaimDataDirs,
+// detached pods included), once their podrun is gone.
+func sweepRootDir(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir string, progressf func(string, ...any)) error {
+	sbs, err := listManaged(ctx, rt)
+	if err != nil {
+		return err
+	}
+	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(sbs), dataDirSweep{takeDetached: true, progressf: progressf}); err != nil {
+		return fmt.Errorf("removing what pods of %s left: %w", rootDir, err)
+	}
+	return nil
 }
 
 // downPods stops the pods of the sandboxes chosen at once, as a kubelet's

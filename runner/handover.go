@@ -154,7 +154,7 @@ func Handover(ctx context.Context, rt Runtime, opts HandoverOptions) ([]Handover
 		return nil, err
 	}
 	if opts.RootDir != "" {
-		if err := reclaimDataDirs(opts.cgsys, opts.RootDir, sandboxUIDs(sbs)); err != nil {
+		if err := reclaimDataDirs(opts.cgsys, opts.RootDir, sandboxUIDs(sbs), dataDirSweep{}); err != nil {
 			opts.Progressf("handover: removing what earlier hand-overs left: %v", err)
 		}
 	}

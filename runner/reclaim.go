@@ -104,7 +104,7 @@ func reclaim(ctx context.Context, rt Runtime, cgsys cgroups.System, rootDir stri
 			left = append(left, sb)
 		}
 	}
-	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(left)); err != nil {
+	if err := reclaimDataDirs(cgsys, rootDir, sandboxUIDs(left), dataDirSweep{}); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -119,6 +119,16 @@ func sandboxUIDs(sbs []*runtimeapi.PodSandbox) map[string]bool {
 	return out
 }
 
+// dataDirSweep says how reclaimDataDirs judges and reports the data dirs.
+type dataDirSweep struct {
+	// takeDetached: the data dir of a detached pod whose sandbox is gone
+	// goes too (`podrun down --all`, which takes detached pods); a run's
+	// reclaim leaves detached pods alone.
+	takeDetached bool
+	// progressf, if set, reports each data dir removed.
+	progressf func(format string, args ...any)
+}
+
 // reclaimDataDirs removes pod data dirs (and their podrun-owned log dirs
 // and pod cgroups) whose owner is gone and of which no podrun sandbox is
 // left (live: the pod UIDs of podrun's sandboxes still on the runtime; a
@@ -126,7 +136,7 @@ func sandboxUIDs(sbs []*runtimeapi.PodSandbox) map[string]bool {
 // ones that are stale. The data dir of a pod handed over to the kubelet
 // (podrun handover) goes, with its log dir, once no podrun sandbox of it is
 // left; its pod cgroup is the kubelet's.
-func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool) error {
+func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool, sweep dataDirSweep) error {
 	pods := filepath.Join(rootDir, "pods")
 	entries, err := os.ReadDir(pods)
 	if errors.Is(err, os.ErrNotExist) {
@@ -151,6 +161,11 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool)
 		if err == nil && rec.Owner.Detached {
 			rec.Owner.Detached = dirOwnerDetached(dir, true)
 		}
+		if err == nil && rec.Owner.Detached && sweep.takeDetached && !live[e.Name()] {
+			if st, serr := readStatusRecord(dir); serr != nil || st.HandedOver == nil {
+				rec.Owner.Detached = false // down takes it; a handed-over one is the kubelet's
+			}
+		}
 		if err == nil && !reclaimable(rec.Owner) {
 			if st, serr := readStatusRecord(dir); serr == nil && st.HandedOver != nil && !live[e.Name()] {
 				if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
@@ -165,6 +180,10 @@ func reclaimDataDirs(cgsys cgroups.System, rootDir string, live map[string]bool)
 		}
 		if live[e.Name()] { // its sandbox is still there: the pod goes with it
 			continue
+		}
+		if sweep.progressf != nil {
+			sweep.progressf("pod/%s: removing the data dir, log dir and cgroup that podrun pid %d left of pod %s/%s (no sandbox of it on the runtime)",
+				rec.Name, rec.Owner.PID, rec.Namespace, rec.Name)
 		}
 		if isUnder(rec.LogDir, defaultLogDir(rootDir)) {
 			errs = append(errs, volumes.RemoveSafely(rec.LogDir))

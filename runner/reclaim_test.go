@@ -1,14 +1,18 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/runner/cgroups"
+	"github.com/podrun/podrun/runner/podref"
 )
 
 func TestReclaimable(t *testing.T) {
@@ -140,7 +144,7 @@ func TestReclaimDataDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := reclaimDataDirs(cgroups.HostSystem(), root, nil); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), root, nil, dataDirSweep{}); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -169,7 +173,7 @@ func TestReclaimDataDirs(t *testing.T) {
 }
 
 func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
-	if err := reclaimDataDirs(cgroups.HostSystem(), t.TempDir(), nil); err != nil {
+	if err := reclaimDataDirs(cgroups.HostSystem(), t.TempDir(), nil, dataDirSweep{}); err != nil {
 		t.Errorf("reclaimDataDirs of an empty root = %v", err)
 	}
 }
@@ -204,7 +208,7 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 		return filepath.Join(fsRoot, "cpu", name)
 	}
 	deadCg, liveCg := mk("dead-uid", dead), mk("live-uid", me)
-	if err := reclaimDataDirs(cgsys, root, nil); err != nil {
+	if err := reclaimDataDirs(cgsys, root, nil, dataDirSweep{}); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
 	if _, err := os.Stat(deadCg); err == nil {
@@ -215,5 +219,83 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "pods", "dead-uid")); err == nil {
 		t.Errorf("the dead owner's data dir is left")
+	}
+}
+
+// `podrun down --all` sweeps its root dir once the pods are down: the data
+// dirs, log dirs and pod cgroups of pods left without a sandbox whose
+// podrun is gone go, detached ones too (a run's reclaim leaves those), each
+// reported; a live podrun's and another root dir's stay.
+func TestDownAllSweepsDataDirsWithoutSandbox(t *testing.T) {
+	_, rt, _, _ := factsRuntime(t)
+	cgsys, fsRoot := fakeCgroups(t, false, false)
+	h, err := cgroups.NewHost(cgroups.DefaultRoot, cgroups.DriverCgroupfs, cgsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := newOwner(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := Owner{RunID: "dead", PID: deadPID(t), PIDStart: 1}
+	detached := dead
+	detached.Detached = true
+	root, other := t.TempDir(), t.TempDir()
+	mk := func(root, uid string, o Owner) (dataDir, cgroup string) {
+		t.Helper()
+		p := cgPod("-/-/-/-")
+		p.UID = types.UID(uid)
+		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: "pod-" + uid, Cgroup: h.PodCgroupName(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := h.EnsurePodCgroup(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, filepath.Join(fsRoot, "cpu", name)
+	}
+	deadDir, deadCg := mk(root, "dead-uid", dead)
+	detDir, detCg := mk(root, "detached-uid", detached)
+	liveDir, liveCg := mk(root, "live-uid", me)
+	otherDir, _ := mk(other, "other-uid", dead)
+
+	// Without --all, nothing is swept; without a root dir neither.
+	if err := downWith(context.Background(), rt, cgsys, DownOptions{Args: nil, All: false, RootDir: root, Scope: podref.Scope{Root: root}}); err != nil {
+		t.Logf("down without --all: %v", err)
+	}
+	if _, err := os.Stat(deadDir); err != nil {
+		t.Fatalf("down without --all swept: %v", err)
+	}
+	var progress []string
+	err = downWith(context.Background(), rt, cgsys, DownOptions{All: true, RootDir: root, Scope: podref.Scope{Root: root},
+		Progressf: func(f string, a ...any) { progress = append(progress, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatalf("down --all: %v", err)
+	}
+	for _, gone := range []string{deadDir, deadCg, detDir, detCg} {
+		if _, err := os.Stat(gone); err == nil {
+			t.Errorf("%s is left", gone)
+		}
+	}
+	for _, kept := range []string{liveDir, liveCg, otherDir} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	joined := strings.Join(progress, "\n")
+	for _, want := range []string{"pod/pod-dead-uid: removing the data dir", "pod/pod-detached-uid: removing the data dir", "of pod ns/pod-dead-uid (no sandbox of it on the runtime)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("progress lacks %q:\n%s", want, joined)
+		}
+	}
+
+	// A run's reclaim leaves a detached pod's data dir alone.
+	detDir, _ = mk(root, "detached-uid", detached)
+	if err := reclaimDataDirs(cgsys, root, nil, dataDirSweep{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(detDir); err != nil {
+		t.Errorf("a run's reclaim took a detached pod's data dir: %v", err)
 	}
 }
