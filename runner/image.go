@@ -164,9 +164,10 @@ func checkImageNames(pods []*v1.Pod) (*Result, error) {
 // (prefetch.go), if any, stands for its pull: ensureImage waits for it and
 // reports it as the kubelet reports a pull at that turn (Pulling, then
 // Pulled or the failure), so nothing of it is seen before the turn. An
-// image that was present before, for IfNotPresent, an ahead pull cut
-// short and the pulls of later turns (restarts, retries after back-off)
-// go as they would without one.
+// image that was present before goes as it would without one, from the
+// ImageStatus the ahead pull made (not asked again: one CRI call less per
+// container); an ahead pull cut short and the pulls of later turns
+// (restarts, retries after back-off) go as they would without one.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
 	if err := invalidImageName(c.Image); err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: err.Reason, Message: err.Message}
@@ -177,7 +178,8 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 		return ref, time.Time{}, nil
 	}
 	key := p.uid + "_" + c.Image
-	if a := p.aheadFor(c, image); a != nil {
+	a := p.aheadFor(c, image)
+	if a != nil {
 		select {
 		case <-a.done:
 		case <-ctx.Done():
@@ -189,8 +191,12 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 			return p.pulledAhead(ctx, c, image, key, a)
 		}
 	}
-	st, err := p.r.rt.ImageStatus(ctx, image)
-	if err != nil {
+	var st *runtimeapi.Image
+	if a != nil && a.status != nil {
+		// The run's ImageStatus of it, made when the run began: the image
+		// was there, as later turns of the pod take its reference as it is.
+		st = a.status
+	} else if st, err = p.r.rt.ImageStatus(ctx, image); err != nil {
 		return "", time.Time{}, &pullError{Reason: "ImageInspectError", Message: fmt.Sprintf("Failed to inspect image %q: %v", image, err)}
 	}
 	pull, err := pullDecision(c.ImagePullPolicy, image, st != nil)

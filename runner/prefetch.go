@@ -144,6 +144,9 @@ func pullConfig(pod *v1.Pod) *runtimeapi.PodSandboxConfig {
 // aheadResult is what an ahead pull found, set before its done closes.
 type aheadResult struct {
 	present bool // the runtime had the image before the pull (ImageStatus)
+	// status is ImageStatus's answer when present: the container's turn
+	// takes it rather than asking again (ensureImage).
+	status *runtimeapi.Image
 	pulled  bool // a pull was made: ref or err is its outcome
 	cut     bool // the run cancelled it before it ended
 	ref     string
@@ -229,7 +232,7 @@ func (f *prefetcher) pull(e *aheadEntry) {
 		e.err = err
 		return
 	}
-	e.present = st != nil
+	e.present, e.status = st != nil, st
 	if e.present && !e.Always {
 		return
 	}

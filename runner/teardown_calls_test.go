@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,36 @@ func TestListCallsPerRun(t *testing.T) {
 			calls := e.srv.Calls()
 			if sb, ctrs := countCalls(calls, "ListPodSandbox"), countCalls(calls, "ListContainers"); sb != 1 || ctrs != n {
 				t.Errorf("%d pods: %d ListPodSandbox and %d ListContainers calls, want 1 and %d: %v", n, sb, ctrs, n, calls)
+			}
+			e.assertTornDown(t)
+		})
+	}
+}
+
+// TestImageStatusPerRun: an image already present (IfNotPresent) is asked
+// for once a run, by its ahead pull; the containers' turns take that
+// answer (Pulled "already present on machine") instead of asking again.
+func TestImageStatusPerRun(t *testing.T) {
+	defer runner.SetSafetyPollInterval(time.Hour)()
+	for _, n := range []int{1, 5} {
+		t.Run(fmt.Sprintf("%d pods", n), func(t *testing.T) {
+			e := newEnv(t)
+			e.srv.EnableEvents(true)
+			var pods []*v1.Pod
+			for i := range n {
+				pods = append(pods, newPod(fmt.Sprintf("p%d", i), v1.RestartPolicyNever,
+					v1.Container{Name: "c", Image: "busybox", ImagePullPolicy: v1.PullIfNotPresent, Command: []string{"true"}}))
+			}
+			res := e.run(t, context.Background(), pods...)
+			if code := res.ExitCode(0); code != 0 {
+				t.Fatalf("exit %d (%v)", code, res.Err())
+			}
+			calls := e.srv.Calls()
+			if got := countCalls(calls, "ImageStatus"); got != 1 {
+				t.Errorf("%d pods: %d ImageStatus calls, want 1: %v", n, got, calls)
+			}
+			if got := strings.Count(e.progress.String(), `Container image "busybox" already present on machine`); got != n {
+				t.Errorf("%d pods: %d already-present events, want %d:\n%s", n, got, n, e.progress.String())
 			}
 			e.assertTornDown(t)
 		})
