@@ -183,31 +183,15 @@ func TestReclaimDataDirsWithoutAPodsDir(t *testing.T) {
 // names; reclaiming the dir removes it (and the parents it emptied), while
 // a live owner's stays.
 func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
-	cgsys, fsRoot := fakeCgroups(t, false, false)
-	h, err := cgroups.NewHost(cgroups.DefaultRoot, cgroups.DriverCgroupfs, cgsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cgsys, mk := podsWithCgroups(t)
 	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dead := Owner{RunID: "dead", PID: deadPID(t), PIDStart: 1}
 	root := t.TempDir()
-	mk := func(uid string, o Owner) string {
-		t.Helper()
-		p := cgPod("-/-/-/-")
-		p.UID = types.UID(uid)
-		if _, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: uid, Cgroup: h.PodCgroupName(p)}); err != nil {
-			t.Fatal(err)
-		}
-		name, err := h.EnsurePodCgroup(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return filepath.Join(fsRoot, "cpu", name)
-	}
-	deadCg, liveCg := mk("dead-uid", dead), mk("live-uid", me)
+	_, deadCg := mk(root, "dead-uid", dead)
+	_, liveCg := mk(root, "live-uid", me)
 	if err := reclaimDataDirs(cgsys, root, nil, dataDirSweep{}); err != nil {
 		t.Fatalf("reclaimDataDirs: %v", err)
 	}
@@ -228,11 +212,7 @@ func TestReclaimDataDirsRemovesTheCgroup(t *testing.T) {
 // reported; a live podrun's and another root dir's stay.
 func TestDownAllSweepsDataDirsWithoutSandbox(t *testing.T) {
 	_, rt, _, _ := factsRuntime(t)
-	cgsys, fsRoot := fakeCgroups(t, false, false)
-	h, err := cgroups.NewHost(cgroups.DefaultRoot, cgroups.DriverCgroupfs, cgsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cgsys, mk := podsWithCgroups(t)
 	me, err := newOwner(false)
 	if err != nil {
 		t.Fatal(err)
@@ -241,20 +221,6 @@ func TestDownAllSweepsDataDirsWithoutSandbox(t *testing.T) {
 	detached := dead
 	detached.Detached = true
 	root, other := t.TempDir(), t.TempDir()
-	mk := func(root, uid string, o Owner) (dataDir, cgroup string) {
-		t.Helper()
-		p := cgPod("-/-/-/-")
-		p.UID = types.UID(uid)
-		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: "pod-" + uid, Cgroup: h.PodCgroupName(p)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		name, err := h.EnsurePodCgroup(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dir, filepath.Join(fsRoot, "cpu", name)
-	}
 	deadDir, deadCg := mk(root, "dead-uid", dead)
 	detDir, detCg := mk(root, "detached-uid", detached)
 	liveDir, liveCg := mk(root, "live-uid", me)
@@ -297,5 +263,31 @@ func TestDownAllSweepsDataDirsWithoutSandbox(t *testing.T) {
 	}
 	if _, err := os.Stat(detDir); err != nil {
 		t.Errorf("a run's reclaim took a detached pod's data dir: %v", err)
+	}
+}
+
+// podsWithCgroups gives fake cgroups and mk, which makes a pod's data dir
+// in root, owned by o, and its pod cgroup (cgroupfs, v1), and returns the
+// data dir and the cgroup's cpu dir.
+func podsWithCgroups(t *testing.T) (cgroups.System, func(root, uid string, o Owner) (dataDir, cgroup string)) {
+	t.Helper()
+	cgsys, fsRoot := fakeCgroups(t, false, false)
+	h, err := cgroups.NewHost(cgroups.DefaultRoot, cgroups.DriverCgroupfs, cgsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cgsys, func(root, uid string, o Owner) (string, string) {
+		t.Helper()
+		p := cgPod("-/-/-/-")
+		p.UID = types.UID(uid)
+		dir, err := makePodDataDirs(root, uid, ownerRecord{Owner: o, Namespace: "ns", Name: "pod-" + uid, Cgroup: h.PodCgroupName(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := h.EnsurePodCgroup(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, filepath.Join(fsRoot, "cpu", name)
 	}
 }
