@@ -146,7 +146,7 @@ type aheadResult struct {
 	present bool // the runtime had the image before the pull (ImageStatus)
 	// status is ImageStatus's answer when present: the container's turn
 	// takes it rather than asking again (ensureImage).
-	status *runtimeapi.Image
+	status  *runtimeapi.Image
 	pulled  bool // a pull was made: ref or err is its outcome
 	cut     bool // the run cancelled it before it ended
 	ref     string
