@@ -871,14 +871,16 @@ func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
 		"INIT_SCRIPT", "true", "MAIN_SCRIPT", "echo main-running; exec sleep 3600", "PROBE_SCRIPT", "true")
 	p := e.startPodrun([]string{"-f", m}, "")
 	p.waitStdout("main-running", 60*time.Second)
-	p.signal(syscall.SIGSTOP) // no other test's podrun reclaims it meanwhile
+	// The sandbox goes while podrun is stopped (SIGSTOP), not after it is
+	// killed: a dead podrun's sandbox is any run's to reclaim, and another
+	// test's run would race this test's removal (containerd then fails
+	// one of two concurrent RemovePodSandbox calls) or take the data dir
+	// with it. Once the sandbox is gone, nothing names this root dir but
+	// the test.
+	p.signal(syscall.SIGSTOP)
 	sbs := sandboxesOf(t, name)
 	if len(sbs) != 1 {
 		t.Fatalf("%d sandboxes of %s, want 1", len(sbs), name)
-	}
-	p.signal(syscall.SIGKILL)
-	if code := p.wait(10 * time.Second); code != -1 {
-		t.Fatalf("podrun exit %d after SIGKILL", code)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scaled(60*time.Second))
 	defer cancel()
@@ -887,6 +889,10 @@ func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
 	}
 	if err := rtClient.RemovePodSandbox(ctx, sbs[0].Id); err != nil {
 		t.Fatal(err)
+	}
+	p.signal(syscall.SIGKILL)
+	if code := p.wait(10 * time.Second); code != -1 {
+		t.Fatalf("podrun exit %d after SIGKILL", code)
 	}
 	left := append(e.leftovers(e.root), e.nodeLeftovers()...)
 	if len(left) == 0 {
