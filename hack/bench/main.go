@@ -131,6 +131,7 @@ var tmp string
 type sample struct {
 	wall, cpu time.Duration
 	maxRSSKiB int64
+	ioStall   time.Duration // IO full-stall time during the run; -1 unknown
 }
 
 // target is one CRI runtime to measure bare and podrun on.
@@ -290,8 +291,13 @@ func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "runtime\tpods\tbare ms (min-max)\tpodrun ms (min-max)\tpodrun/bare\tgoal\tpodman ms (min-max)\tpodman/bare\tpodrun CPU/pod\tgoal\tpodrun peak RSS\tgoal\t")
-	var verdicts []string
+	var verdicts, notes []string
 	for _, rw := range rows {
+		for _, n := range []string{stallNote("podrun", rw.prun), stallNote("bare", rw.bare)} {
+			if n != "" {
+				notes = append(notes, fmt.Sprintf("%s, %s: %s", rw.t.name, podsString(rw.pods), n))
+			}
+		}
 		bw, pw := walls(rw.bare), walls(rw.prun)
 		ratio := float64(median(pw)) / float64(median(bw))
 		cpuPerPod := median(cpus(rw.prun)) / time.Duration(rw.pods)
@@ -330,6 +336,9 @@ func podsTable(targets []target, pm *podman, sizes, rounds []int) []string {
 		verdicts = append(verdicts, fmt.Sprintf("%s, %s: %s", rw.t.name, podsString(rw.pods), v))
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Println("note: " + n)
+	}
 	return verdicts
 }
 
@@ -516,17 +525,23 @@ func measure(cmd *exec.Cmd) sample {
 func run(cmd *exec.Cmd) (sample, []byte, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	stalled := ioStalled()
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
 		return sample{}, out.Bytes(), err
 	}
+	stall := time.Duration(-1)
+	if after := ioStalled(); stalled >= 0 && after >= 0 {
+		stall = after - stalled
+	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return sample{
 		wall:      wall,
 		cpu:       time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		maxRSSKiB: ru.Maxrss, // KiB on Linux
+		ioStall:   stall,
 	}, out.Bytes(), nil
 }
 
