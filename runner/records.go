@@ -48,6 +48,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podrun/podrun/sources/apijson"
 )
 
 // The labels of every sandbox and container podrun creates, which the
@@ -323,7 +325,7 @@ func readOwnerRecord(dir string) (ownerRecord, error) {
 func manifestData(pod *v1.Pod) (dataFile, error) {
 	p := pod.DeepCopy()
 	p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-	b, err := json.Marshal(p)
+	b, err := apijson.Marshal(p)
 	if err != nil {
 		return dataFile{}, fmt.Errorf("encoding the pod: %w", err)
 	}
@@ -337,7 +339,7 @@ func readManifest(dir string) (*v1.Pod, error) {
 		return nil, err
 	}
 	var pod v1.Pod
-	if err := json.Unmarshal(b, &pod); err != nil {
+	if err := apijson.Unmarshal(b, &pod); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, manifestFile), err)
 	}
 	return &pod, nil

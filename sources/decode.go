@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/sources/apijson"
 )
 
 // Values of the kubernetes.io/config.source annotation.
@@ -59,11 +61,16 @@ func listItemKind(kind string) (string, bool) {
 
 // decodeInto decodes document m of kind into target, a pointer to the
 // kind's type, refusing the fields the type lacks (checkFields); false
-// when it recorded an error instead.
+// when it recorded an error instead. apijson.Fill sets target where it
+// can, as encoding/json would; encoding/json decodes the rest (and says
+// what is wrong).
 func (d *decoder) decodeInto(o Origin, kind, name string, m map[string]any, target any) bool {
 	if probs := checkFields(m, reflect.TypeOf(target).Elem()); len(probs) > 0 {
 		d.problems(o, kind, name, probs)
 		return false
+	}
+	if apijson.Fill(m, target) == nil {
+		return true
 	}
 	b, err := json.Marshal(m)
 	if err == nil {

@@ -8,9 +8,10 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podrun/podrun/sources/apijson"
 )
 
 // problem is a decoding problem at a field path.
@@ -37,7 +38,6 @@ func checkFields(v any, t reflect.Type) []problem {
 
 type walker struct {
 	problems []problem
-	fields   map[reflect.Type]map[string]reflect.Type // jsonFields, by struct type
 }
 
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -70,14 +70,17 @@ func (w *walker) walk(v any, t reflect.Type, p *field.Path) {
 			w.add(p, "expected object, got %s", describe(v))
 			return
 		}
-		fields := w.jsonFields(t)
+		fields := apijson.Fields(t)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			ft, ok := fields[k]
-			if !ok {
+			f, ok := fields[k]
+			switch {
+			case !ok:
 				w.add(child(p, k), "unknown field")
-				continue
+			case f.Conflict:
+				w.add(child(p, k), "ambiguous field (two embedded structs of %s have it)", t)
+			default:
+				w.walk(m[k], f.Type, child(p, k))
 			}
-			w.walk(m[k], ft, child(p, k))
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
@@ -169,55 +172,6 @@ func describe(v any) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// jsonFields maps the JSON names of a struct's fields to their types,
-// following encoding/json: embedded structs without a name are inlined
-// (their fields lose to the outer struct's), "-" is skipped. The walk
-// remembers them per type.
-func (w *walker) jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := w.fields[t]; ok {
-		return m
-	}
-	m := map[string]reflect.Type{}
-	var embedded []reflect.Type
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				embedded = append(embedded, ft)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	for _, et := range embedded {
-		for k, ft := range w.jsonFields(et) {
-			if _, ok := m[k]; !ok {
-				m[k] = ft
-			}
-		}
-	}
-	if w.fields == nil {
-		w.fields = map[reflect.Type]map[string]reflect.Type{}
-	}
-	w.fields[t] = m
-	return m
 }
 
 // child, key and index extend a field path that may still be the root
