@@ -170,7 +170,7 @@ bench: build testbed-up ## cold start on a slow registry vs the kubelet, podman,
 # FUZZTIME; minimizing a new input is capped at 10 s so that the time goes to
 # fuzzing. The inputs found are cached in $(shell $(GO) env GOCACHE)/fuzz and
 # a failing input is written to the package's testdata/fuzz/<Name>/.
-FUZZ_TARGETS := sources:FuzzDecode sources/imageref:FuzzSplit runner:FuzzExpand runner:FuzzCRILog runner/credentials:FuzzKeyring volumes:FuzzAtomicWriter volumes:FuzzSubPath runner/artifacts:FuzzUntar
+FUZZ_TARGETS := sources:FuzzDecode sources/apijson:FuzzFillAsJSON sources/apijson:FuzzMarshalAsJSON sources/imageref:FuzzSplit runner:FuzzExpand runner:FuzzCRILog runner/credentials:FuzzKeyring volumes:FuzzAtomicWriter volumes:FuzzSubPath runner/artifacts:FuzzUntar
 FUZZTIME ?= 60s
 # CI's brief run counts executions: Go 1.26's fuzz coordinator can fail a
 # target with "context deadline exceeded" when a duration -fuzztime ends
