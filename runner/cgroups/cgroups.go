@@ -34,7 +34,6 @@ import (
 
 	libcgroups "github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fscommon"
-	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/cgroups/systemd"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
@@ -360,7 +359,7 @@ type System struct {
 
 // HostSystem is the machine's cgroups, through the cgroup library.
 func HostSystem() System {
-	return System{NewManager: manager.New, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode, Lock: lockCgroupfs,
+	return System{NewManager: newHostManager, Rmdir: unix.Rmdir, Unified: libcgroups.IsCgroup2UnifiedMode, Lock: lockCgroupfs,
 		SystemdRunning: systemd.IsRunningSystemd}
 }
 
