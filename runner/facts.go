@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -131,17 +132,35 @@ func hostIP() string {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) > 2 && fields[1] == "00000000" {
-			ifc, err := net.InterfaceByName(fields[0])
-			if err != nil {
-				return ""
-			}
-			addrs, _ := ifc.Addrs()
-			for _, a := range addrs {
-				if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
-					return ipn.IP.String()
-				}
-			}
+			return interfaceIPv4(fields[0])
 		}
 	}
 	return ""
+}
+
+// interfaceIPv4 is the first IPv4 address of the interface, "" for none:
+// the kernel's answer to SIOCGIFADDR, the first address in the
+// interface's list that bears its name (an alias added with a label of
+// its own, "eth0:1", is not its address). One ioctl, where the net
+// package's InterfaceByName and Addrs dump every link of the node and then
+// every address over netlink (about 0.2 ms of a one-pod run's CPU on the
+// testbed). TestInterfaceIPv4AsNetlink holds the two to one answer.
+func interfaceIPv4(name string) string {
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return ""
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFADDR, ifr); err != nil {
+		return ""
+	}
+	ip, err := ifr.Inet4Addr()
+	if err != nil {
+		return ""
+	}
+	return net.IP(ip).String()
 }

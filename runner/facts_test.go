@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -249,5 +250,39 @@ func TestDryRunFactsHungRuntime(t *testing.T) {
 	if err != nil || f.CgroupDriver != "" || !strings.HasPrefix(f.CgroupDriverSource.String(), "unknown: the runtime at "+ep+" did not say (") ||
 		!strings.Contains(f.CgroupDriverSource.String(), "DeadlineExceeded") {
 		t.Errorf("driver %q (%s), %v; want unknown, the runtime not saying", f.CgroupDriver, f.CgroupDriverSource, err)
+	}
+}
+
+// TestInterfaceIPv4AsNetlink holds interfaceIPv4 (one ioctl) to the net
+// package's netlink answer, the first IPv4 address of Addrs, for every
+// interface of this host that has an address (lo, the default route's, the
+// testbed's bridges), and to "" for a name no interface has.
+func TestInterfaceIPv4AsNetlink(t *testing.T) {
+	ifcs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withV4 := 0
+	for _, ifc := range ifcs {
+		want := ""
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+				want = ipn.IP.String()
+				break
+			}
+		}
+		if want != "" {
+			withV4++
+		}
+		if got := interfaceIPv4(ifc.Name); got != want {
+			t.Errorf("interfaceIPv4(%q) = %q; net's Addrs give %q", ifc.Name, got, want)
+		}
+	}
+	if withV4 == 0 {
+		t.Error("no interface of this host has an IPv4 address (lo has 127.0.0.1): nothing was compared")
+	}
+	if got := interfaceIPv4("podrun-none0"); got != "" {
+		t.Errorf("interfaceIPv4 of a name no interface has = %q", got)
 	}
 }
