@@ -192,6 +192,15 @@ func main() {
 	if abs, err := filepath.Abs(*podrunPath); err == nil {
 		*podrunPath = abs
 	}
+	// Both binaries run from copies, as an installed binary is written
+	// (installedCopy).
+	for _, p := range []*string{podrunPath, cribarePath} {
+		c, err := installedCopy(*p, tmp)
+		if err != nil {
+			fail(err.Error())
+		}
+		*p = c
+	}
 
 	targets := findTargets()
 	var pm *podman
