@@ -3,6 +3,7 @@ package cri_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"os"
@@ -736,5 +737,59 @@ func TestStopContainerHugeGracePeriod(t *testing.T) {
 		if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			t.Errorf("StopContainer(%d): the container is %s (exit %d), want still running in its grace period", grace, st.State, st.ExitCode)
 		}
+	}
+}
+
+// TestEventStreamKeepsReadingForASlowReader: a reader that does not take
+// its events does not stop the stream reading from the runtime (containerd
+// holds up the calls that make events while a subscriber is behind): past
+// the buffer the stream drops events and counts them for the reader, who
+// re-lists.
+func TestEventStreamKeepsReadingForASlowReader(t *testing.T) {
+	c, s := dial(t)
+	s.EnableEvents(true)
+	s.AddImages("busybox")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ev, err := c.GetContainerEvents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.EventSubscribers() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pcfg := podConfig("slow-reader")
+	podID, err := c.RunPodSandbox(ctx, pcfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const made = 150 // more than the stream's buffer (64)
+	var ids []string
+	for i := range made {
+		id, err := c.CreateContainer(ctx, podID, containerConfig(fmt.Sprintf("c%d", i), "busybox", "true"), pcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	// Nothing has read ev.C: every event must still have been taken from
+	// the runtime, the first ones queued and the rest counted as dropped.
+	var dropped uint64
+	for dropped+uint64(len(ev.C)) < made && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+		dropped += ev.TakeDropped()
+	}
+	queued := len(ev.C)
+	if queued+int(dropped) != made || dropped == 0 {
+		t.Fatalf("%d events queued and %d dropped; want all %d taken from the runtime, the excess dropped", queued, dropped, made)
+	}
+	for i := range queued {
+		e := <-ev.C
+		if e.GetContainerId() != ids[i] || e.GetContainerEventType() != runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT {
+			t.Fatalf("queued event %d = %v %s; want CREATED for %s (the first ones, in order)", i, e.GetContainerEventType(), e.GetContainerId(), ids[i])
+		}
+	}
+	if n := ev.TakeDropped(); n != 0 {
+		t.Errorf("TakeDropped after the count was taken = %d; want 0", n)
 	}
 }

@@ -274,9 +274,13 @@ func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvent
 func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, withEvents time.Duration,
 	withoutEvents func() time.Duration, kick <-chan struct{}, want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
 	var events <-chan *runtimeapi.ContainerEventResponse
-	if stream, err := rt.GetContainerEvents(ctx); err == nil {
+	stream, err := rt.GetContainerEvents(ctx)
+	if err == nil {
 		events = stream.C
 	}
+	// dropped: the stream dropped events while this loop was polling
+	// (cri.EventStream.TakeDropped); what they said is learnt by listing.
+	dropped := func() bool { return stream != nil && stream.TakeDropped() > 0 }
 	next := func() time.Duration {
 		if events != nil {
 			return withEvents
@@ -290,6 +294,7 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			dropped() // the poll lists anyway
 			fire()
 			t.Reset(next())
 		case <-kick:
@@ -303,10 +308,11 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 				t.Reset(next())
 				continue
 			}
-			if !hasLabels(ev.GetPodSandboxStatus().GetLabels(), sel) {
+			lost := dropped()
+			if !lost && !hasLabels(ev.GetPodSandboxStatus().GetLabels(), sel) {
 				continue // another run's, or replayed history
 			}
-			if want != nil && !want(ev) {
+			if !lost && want != nil && !want(ev) {
 				continue
 			}
 			// Take the events that are already queued with this one.
@@ -318,6 +324,7 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 					drained = true
 				}
 			}
+			dropped() // the poll below learns what they said
 			fire()
 		}
 	}
