@@ -327,7 +327,7 @@ func valueCandidates(path string, f cli.Flag, prefix string) []candidate {
 }
 
 func takesFile(f cli.Flag) bool {
-	switch f := f.(type) {
+	switch f := unwrapFlag(f).(type) {
 	case *cli.StringFlag:
 		return f.TakesFile
 	case *cli.StringSliceFlag:
@@ -353,7 +353,7 @@ func firstClause(s string) string {
 
 // rootDirDefault is the default of the app's --root-dir.
 func rootDirDefault(app *cli.App) string {
-	if f, ok := findFlag(app.Flags, "root-dir").(*cli.StringFlag); ok {
+	if f, ok := unwrapFlag(findFlag(app.Flags, "root-dir")).(*cli.StringFlag); ok {
 		return f.Value
 	}
 	return ""

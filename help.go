@@ -231,7 +231,7 @@ func describeFlag(f cli.Flag) flagDoc {
 	if takesValue {
 		if placeholder == "" {
 			placeholder = "VALUE"
-			if _, ok := f.(*cli.DurationFlag); ok {
+			if _, ok := unwrapFlag(f).(*cli.DurationFlag); ok {
 				placeholder = "DURATION"
 			}
 		}
@@ -365,12 +365,14 @@ func wrapText(s string, indent, width int) string {
 func finishCommands(app *cli.App) {
 	app.HideHelpCommand = true
 	app.OnUsageError = usageError("podrun")
+	app.Flags = withNamesOnce(app.Flags)
 	var walk func(path string, cmds []*cli.Command)
 	walk = func(path string, cmds []*cli.Command) {
 		for _, c := range cmds {
 			p := path + " " + c.Name
 			c.HideHelpCommand = true
 			c.OnUsageError = usageError(p)
+			c.Flags = withNamesOnce(c.Flags)
 			if len(c.Subcommands) > 0 && c.Action == nil {
 				c.Action = parentAction(p)
 			}
