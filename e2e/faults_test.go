@@ -890,6 +890,12 @@ func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
 	if err := rtClient.RemovePodSandbox(ctx, sbs[0].Id); err != nil {
 		t.Fatal(err)
 	}
+	// A process the runtime lost in the pod's cgroup, as containerd 2.4
+	// loses a sandbox's `runc init` when its client dies during
+	// RunPodSandbox: in the pod cgroup in every hierarchy, with no sandbox
+	// of the pod on the runtime. The kubelet kills such a process before
+	// it removes the cgroup; so must podrun.
+	stray := strayInPodCgroup(t, e, sbs[0].Metadata.Uid)
 	p.signal(syscall.SIGKILL)
 	if code := p.wait(10 * time.Second); code != -1 {
 		t.Fatalf("podrun exit %d after SIGKILL", code)
@@ -905,5 +911,51 @@ func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
 	if want := "pod/" + name + ": removing the data dir, log dir and cgroup that podrun pid "; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q\n%s", want, r)
 	}
+	stray.expectKilled(t)
 	expectNothingLeft(t, e, "podrun down --all after a killed run lost its sandbox")
+}
+
+// strayProcess is a process a test put in a pod's cgroup.
+type strayProcess struct {
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// strayInPodCgroup starts a process and moves it into the pod cgroup of the
+// pod uid (every hierarchy it is in); it is killed after the test if still
+// there.
+func strayInPodCgroup(t *testing.T, e *env, uid string) *strayProcess {
+	t.Helper()
+	dirs := podCgroupsOf(e, uid)
+	if len(dirs) == 0 {
+		t.Fatalf("no pod cgroup of pod %s (%s)", uid, shape)
+	}
+	s := &strayProcess{cmd: exec.Command("sleep", "3600"), exited: make(chan error, 1)}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := make(chan struct{})
+	go func() { s.exited <- s.cmd.Wait(); close(reaped) }()
+	t.Cleanup(func() { s.cmd.Process.Kill(); <-reaped })
+	for _, dir := range dirs {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(s.cmd.Process.Pid)), 0o644); err != nil {
+			t.Fatalf("moving a process into pod cgroup %s: %v", dir, err)
+		}
+	}
+	t.Logf("process %d put in pod cgroup %s", s.cmd.Process.Pid, strings.Join(dirs, ", "))
+	return s
+}
+
+// expectKilled fails the test unless the process was killed (SIGKILL).
+func (s *strayProcess) expectKilled(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-s.exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Errorf("the process left in the pod cgroup ended with %v, want SIGKILL", err)
+		}
+	case <-time.After(scaled(5 * time.Second)):
+		t.Errorf("the process left in the pod cgroup (pid %d) still runs", s.cmd.Process.Pid)
+	}
 }

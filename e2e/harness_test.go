@@ -367,6 +367,25 @@ func inUseElsewhere(t *testing.T, e *env, uid string) bool {
 // podCgroupsLeft describes the pod cgroups of the pod uid, of any QoS
 // class, that exist under the --cgroup-root root, in any hierarchy: where
 // podrun makes them with the node's driver (nodeShape.podCgroup).
+// podCgroupsOf is the pod cgroup of pod uid in every hierarchy it is in,
+// under any cgroup root of e's runs.
+func podCgroupsOf(e *env, uid string) []string {
+	e.mu.Lock()
+	roots := slices.Sorted(maps.Keys(e.cgroupRoots))
+	e.mu.Unlock()
+	var out []string
+	for _, root := range roots {
+		for _, qos := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {
+			for _, dir := range shape.cgroupDirs(shape.podCgroup(root, qos, uid)) {
+				if _, err := os.Stat(dir); err == nil {
+					out = append(out, dir)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func podCgroupsLeft(root, uid string) []string {
 	var out []string
 	for _, qos := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {

@@ -316,7 +316,7 @@ func TestNodeShapeAgainstPodrun(t *testing.T) {
 			expectFakeFiles(t, s, s.qosCgroup(root, v1.PodQOSBestEffort), cpuShares(2))
 
 			for _, name := range names {
-				if err := h.RemovePodCgroup(name); err != nil {
+				if err := h.RemovePodCgroup(name, true); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -339,12 +339,19 @@ func (p *podRun) killContainer(ctx context.Context, id, name string, reason kill
 // runtime is asked only then, not at every pod's teardown (issue 18: CRI
 // calls per pod).
 func (p *podRun) sandboxIDs(ctx context.Context) []string {
+	ids, _ := p.sandboxIDsSure(ctx)
+	return ids
+}
+
+// sandboxIDsSure is sandboxIDs and whether they are all of the pod's: not
+// when the run was unsure and the runtime did not answer the listing.
+func (p *podRun) sandboxIDsSure(ctx context.Context) ([]string, bool) {
 	ids := map[string]bool{}
 	for id := range p.sandboxes {
 		ids[id] = true
 	}
 	if !p.sandboxUnsure {
-		return slices.Sorted(maps.Keys(ids))
+		return slices.Sorted(maps.Keys(ids)), true
 	}
 	sbs, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{
 		labelRun: p.r.opts.Owner.RunID, labelPodUID: p.uid,
@@ -354,7 +361,7 @@ func (p *podRun) sandboxIDs(ctx context.Context) []string {
 			ids[sb.Id] = true
 		}
 	}
-	return slices.Sorted(maps.Keys(ids))
+	return slices.Sorted(maps.Keys(ids)), err == nil
 }
 
 // `podrun down`'s stop.

@@ -37,7 +37,7 @@ func (p *podRun) teardown() error {
 		now, grace := p.r.now(), p.gracePeriod()
 		rec.Deleting, rec.GracePeriod = &now, &grace
 	})
-	ids := p.sandboxIDs(ctx)
+	ids, sandboxesGone := p.sandboxIDsSure(ctx)
 	var settled *killedPod
 	if killed, err := p.killPod(ctx, true, ids); err != nil {
 		errs = append(errs, err)
@@ -55,6 +55,7 @@ func (p *podRun) teardown() error {
 	for _, id := range ids {
 		if err := removeSandboxRetrying(ctx, p.r.rt, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing pod sandbox %s: %w", id, err))
+			sandboxesGone = false
 		}
 	}
 	if p.ownLogs {
@@ -65,9 +66,10 @@ func (p *podRun) teardown() error {
 	// The pod cgroup once the runtime has removed the sandbox and its
 	// containers' cgroups, as the kubelet's SyncTerminatedPod releases it;
 	// before the data dir, whose owner record names it for a later run to
-	// reclaim should this one die in between.
+	// reclaim should this one die in between. With every sandbox gone, a
+	// process still in it is one the runtime lost, killed first.
 	if p.cgroup != "" {
-		if err := p.r.cgroups.RemovePodCgroup(p.cgroup); err != nil {
+		if err := p.r.cgroups.RemovePodCgroup(p.cgroup, sandboxesGone); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -599,34 +599,42 @@ func (h *Host) set(name string, rc podResources) error {
 	return nil
 }
 
-// RemovePodCgroup removes the pod's cgroup (every process of the pod must be
-// gone by then) and then its QoS cgroup and the root, innermost first, while
-// podrun owns them and they are empty. A cgroup already gone counts as
-// removed.
-func (h *Host) RemovePodCgroup(name string) error {
+// RemovePodCgroup removes the pod's cgroup and then its QoS cgroup and the
+// root, innermost first, while podrun owns them and they are empty. A
+// cgroup already gone counts as removed. sandboxesGone says the runtime
+// removed every sandbox of the pod: then a process still in the pod's
+// cgroup is one the runtime lost, and is killed first (killStrays);
+// otherwise the cgroup is only removed if empty.
+func (h *Host) RemovePodCgroup(name string, sandboxesGone bool) error {
 	h.parents.Lock()
 	defer h.parents.Unlock()
 	// A parent removed now is ensured again by the next pod that needs it.
 	clear(h.ready)
-	return h.sys.removePodCgroup(name, h.driver, h.owns)
+	return h.sys.removePodCgroup(name, h.driver, h.owns, sandboxesGone)
 }
 
 // RemoveRecorded removes the pod cgroup a sandbox's annotation or a data
-// dir's owner record names (reclaiming, `podrun down`); the parents removed
-// once empty are those in podrun's own hierarchy. The driver is told by the
-// name: slices end in ".slice".
+// dir's owner record names (reclaiming, `podrun down`), once the pod has
+// no sandbox left on the runtime: a process still in it is killed first
+// (killStrays). The parents removed once empty are those in podrun's own
+// hierarchy. The driver is told by the name: slices end in ".slice".
 func (s System) RemoveRecorded(name string) error {
 	driver := DriverCgroupfs
 	if strings.HasSuffix(name, ".slice") {
 		driver = DriverSystemd
 	}
-	return s.removePodCgroup(name, driver, func(parent string) bool { return ownedByPodrun(parent, driver) })
+	return s.removePodCgroup(name, driver, func(parent string) bool { return ownedByPodrun(parent, driver) }, true)
 }
 
-func (s System) removePodCgroup(name, driver string, owns func(string) bool) error {
+func (s System) removePodCgroup(name, driver string, owns func(string) bool, killFirst bool) error {
 	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if killFirst {
+		if err := killStrays(m); err != nil {
+			return fmt.Errorf("cgroup %s: %w", name, err)
+		}
 	}
 	if err := m.Destroy(); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing cgroup %s: %w", name, err)
@@ -653,6 +661,38 @@ func (s System) removePodCgroup(name, driver string, owns func(string) bool) err
 		}
 	}
 	return nil
+}
+
+// killStrays sends SIGKILL to every process left in the cgroup of m and
+// its children, as the kubelet's pod container manager does before it
+// removes the cgroup of a pod the runtime no longer runs
+// (tryKillingCgroupProcesses, up to five rounds for the kills that fail).
+// Such a process is one the runtime lost: containerd 2.4 leaves a
+// sandbox's shim and its `runc init` behind when its client dies during
+// RunPodSandbox, with the sandbox gone from CRI, and the `runc init` keeps
+// the pod's cgroup busy. A cgroup gone or unreadable has nothing to kill
+// (its removal then says what is wrong).
+func killStrays(m libcgroups.Manager) error {
+	pids, err := m.GetAllPids()
+	if err != nil || len(pids) == 0 {
+		return nil
+	}
+	var failed []error
+	for range 5 {
+		failed = failed[:0]
+		var again []int
+		for _, pid := range pids {
+			if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+				failed = append(failed, fmt.Errorf("killing process %d left in it: %w", pid, err))
+				again = append(again, pid)
+			}
+		}
+		if len(again) == 0 {
+			return nil
+		}
+		pids = again
+	}
+	return errors.Join(failed...)
 }
 
 // isBurstable tells whether a pod's parent cgroup is a burstable QoS

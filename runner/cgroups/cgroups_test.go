@@ -314,7 +314,7 @@ func TestCgroupBurstableSharedByRuns(t *testing.T) {
 			check("a second pod of run B", 1600)
 			mk(runA, "g", "1/1/1Gi/1Gi") // Guaranteed: not in burstable
 			check("a Guaranteed pod", 1600)
-			if err := runB.RemovePodCgroup(b); err != nil {
+			if err := runB.RemovePodCgroup(b, true); err != nil {
 				t.Fatal(err)
 			}
 			check("run B's first pod gone", 1500)
@@ -323,7 +323,7 @@ func TestCgroupBurstableSharedByRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("run B's second pod reclaimed", 500)
-			if err := runA.RemovePodCgroup(a); err != nil {
+			if err := runA.RemovePodCgroup(a, true); err != nil {
 				t.Fatal(err)
 			}
 			if exists(filepath.Dir(file)) {
@@ -406,23 +406,23 @@ func TestCgroupLifecycleV2(t *testing.T) {
 			}
 
 			// Teardown: each pod cgroup goes, the parents once empty.
-			if err := h.RemovePodCgroup(names["b-1"]); err != nil {
+			if err := h.RemovePodCgroup(names["b-1"], true); err != nil {
 				t.Fatal(err)
 			}
 			if exists(bDir) || exists(filepath.Dir(bDir)) {
 				t.Errorf("burstable pod or QoS cgroup left after removal")
 			}
-			if err := h.RemovePodCgroup(names["b-1"]); err != nil {
+			if err := h.RemovePodCgroup(names["b-1"], true); err != nil {
 				t.Errorf("removing again: %v", err)
 			}
-			if err := h.RemovePodCgroup(names["g-1"]); err != nil {
+			if err := h.RemovePodCgroup(names["g-1"], true); err != nil {
 				t.Fatal(err)
 			}
 			rootDir := filepath.Dir(gDir)
 			if exists(gDir) || !exists(rootDir) {
 				t.Errorf("after the guaranteed pod: pod cgroup exists %v, root exists %v (besteffort still there)", exists(gDir), exists(rootDir))
 			}
-			if err := h.RemovePodCgroup(names["e-1"]); err != nil {
+			if err := h.RemovePodCgroup(names["e-1"], true); err != nil {
 				t.Fatal(err)
 			}
 			if exists(rootDir) {
@@ -460,7 +460,7 @@ func TestCgroupLifecycleV1(t *testing.T) {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
-	if err := h.RemovePodCgroup(name); err != nil {
+	if err := h.RemovePodCgroup(name, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, ctl := range []string{"cpu", "memory", "devices"} {
@@ -498,10 +498,10 @@ func TestCgroupForeignRootIsLeftAlone(t *testing.T) {
 	if got := readCgroupFile(t, filepath.Join(burstable, "cpu.weight")); got != "77" {
 		t.Errorf("existing burstable cpu.weight = %s, want it untouched (77)", got)
 	}
-	if err := h.RemovePodCgroup(bName); err != nil {
+	if err := h.RemovePodCgroup(bName, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.RemovePodCgroup(eName); err != nil {
+	if err := h.RemovePodCgroup(eName, true); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(burstable) {
@@ -739,7 +739,7 @@ func TestCgroupSystemdSlicesUnderTheNodeLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := h.RemovePodCgroup(name); err != nil {
+			if err := h.RemovePodCgroup(name, true); err != nil {
 				t.Fatal(err)
 			}
 			if useSystemd && len(unlocked) > 0 {
