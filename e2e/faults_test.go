@@ -890,11 +890,12 @@ func TestE2EDownAllSweepsAKilledRunWithoutSandbox(t *testing.T) {
 	if err := rtClient.RemovePodSandbox(ctx, sbs[0].Id); err != nil {
 		t.Fatal(err)
 	}
-	// A process the runtime lost in the pod's cgroup, as containerd 2.4
-	// loses a sandbox's `runc init` when its client dies during
-	// RunPodSandbox: in the pod cgroup in every hierarchy, with no sandbox
-	// of the pod on the runtime. The kubelet kills such a process before
-	// it removes the cgroup; so must podrun.
+	// A process the runtime lost below the pod's cgroup, as containerd 2.4
+	// loses a sandbox's `runc init` (in the sandbox's own cgroup) when its
+	// client dies during RunPodSandbox: in a child cgroup of the pod
+	// cgroup in every hierarchy, with no sandbox of the pod on the runtime.
+	// The kubelet kills such a process before it removes the cgroup; so
+	// must podrun.
 	stray := strayInPodCgroup(t, e, sbs[0].Metadata.Uid)
 	p.signal(syscall.SIGKILL)
 	if code := p.wait(10 * time.Second); code != -1 {
@@ -921,12 +922,30 @@ type strayProcess struct {
 	exited chan error
 }
 
-// strayInPodCgroup starts a process and moves it into the pod cgroup of the
-// pod uid (every hierarchy it is in); it is killed after the test if still
-// there.
+// strayInPodCgroup starts a process and moves it into a child cgroup
+// ("stray") of the pod cgroup of the pod uid, in every hierarchy the pod
+// cgroup is in (on cgroup v2 a cgroup that passes controllers to its
+// children holds no process itself, so the child); it is killed after
+// the test if still there.
 func strayInPodCgroup(t *testing.T, e *env, uid string) *strayProcess {
 	t.Helper()
-	dirs := podCgroupsOf(e, uid)
+	var dirs []string
+	for _, pod := range podCgroupsOf(e, uid) {
+		dir := filepath.Join(pod, "stray")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(dir) })
+		// A v1 cpuset cgroup takes a process once it has cpus and mems.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if b, err := os.ReadFile(filepath.Join(pod, f)); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		dirs = append(dirs, dir)
+	}
 	if len(dirs) == 0 {
 		t.Fatalf("no pod cgroup of pod %s (%s)", uid, shape)
 	}
@@ -939,10 +958,10 @@ func strayInPodCgroup(t *testing.T, e *env, uid string) *strayProcess {
 	t.Cleanup(func() { s.cmd.Process.Kill(); <-reaped })
 	for _, dir := range dirs {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(s.cmd.Process.Pid)), 0o644); err != nil {
-			t.Fatalf("moving a process into pod cgroup %s: %v", dir, err)
+			t.Fatalf("moving a process into cgroup %s: %v", dir, err)
 		}
 	}
-	t.Logf("process %d put in pod cgroup %s", s.cmd.Process.Pid, strings.Join(dirs, ", "))
+	t.Logf("process %d put in %s", s.cmd.Process.Pid, strings.Join(dirs, ", "))
 	return s
 }
 
