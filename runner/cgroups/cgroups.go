@@ -627,6 +627,11 @@ func (s System) RemoveRecorded(name string) error {
 }
 
 func (s System) removePodCgroup(name, driver string, owns func(string) bool, killFirst bool) error {
+	if !isPodCgroup(name, driver) {
+		// A record or annotation naming another cgroup is not podrun's:
+		// neither its processes nor its children are for podrun to end.
+		return fmt.Errorf("cgroup %s is not a pod's cgroup (pod<UID>): left alone", name)
+	}
 	m, err := s.NewManager(libCgroupConfig(name, driver, &libcgroups.Resources{}))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
@@ -661,6 +666,23 @@ func (s System) removePodCgroup(name, driver string, owns func(string) bool, kil
 		}
 	}
 	return nil
+}
+
+// isPodCgroup tells whether name is a pod's cgroup as podCgroupName names
+// one: its last element pod<UID>, or with systemd <parent>-pod<UID>.slice.
+// A pod cgroup's name reaches a removal from a sandbox's annotation or a
+// data dir's owner record, which any CRI client or a corrupt file could
+// set to a cgroup of the node's.
+func isPodCgroup(name, driver string) bool {
+	base := path.Base(path.Clean("/" + name))
+	if driver == DriverSystemd {
+		slice, ok := strings.CutSuffix(base, ".slice")
+		if !ok {
+			return false
+		}
+		base = slice[strings.LastIndex(slice, "-")+1:]
+	}
+	return len(base) > len("pod") && strings.HasPrefix(base, "pod")
 }
 
 // killStrays sends SIGKILL to every process left in the cgroup of m and

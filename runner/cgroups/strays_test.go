@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,5 +67,38 @@ func TestRemovingAPodCgroupKillsWhatTheRuntimeLost(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Only a pod's cgroup is removed, and its processes killed: a recorded name
+// that is the node's own cgroup is refused.
+func TestIsPodCgroup(t *testing.T) {
+	for _, tc := range []struct {
+		name, driver string
+		want         bool
+	}{
+		{"/podrun/besteffort/pod1234-abcd", DriverCgroupfs, true},
+		{"/podrun/pod1234-abcd", DriverCgroupfs, true},
+		{"/kubepods/burstable/pod1234-abcd", DriverCgroupfs, true},
+		{"/podrun.slice/podrun-besteffort.slice/podrun-besteffort-pod1234_abcd.slice", DriverSystemd, true},
+		{"/podrun.slice/podrun-pod1234_abcd.slice", DriverSystemd, true},
+		{"/", DriverCgroupfs, false},
+		{"", DriverCgroupfs, false},
+		{"/system.slice", DriverSystemd, false},
+		{"/user.slice/user-0.slice", DriverSystemd, false},
+		{"/podrun/besteffort", DriverCgroupfs, false},
+		{"/podrun/besteffort/pod", DriverCgroupfs, false},
+		{"/podrun/besteffort/pod1/..", DriverCgroupfs, false},
+		{"/podrun.slice/podrun-besteffort.slice", DriverSystemd, false},
+		{"/podrun.slice/podrun-besteffort-pod1234.scope", DriverSystemd, false},
+		{"/init.scope", DriverCgroupfs, false},
+	} {
+		if got := isPodCgroup(tc.name, tc.driver); got != tc.want {
+			t.Errorf("isPodCgroup(%q, %s) = %v, want %v", tc.name, tc.driver, got, tc.want)
+		}
+	}
+	sys, _ := fakeSystem(t, false, false)
+	if err := sys.RemoveRecorded("/system"); err == nil || !strings.Contains(err.Error(), "not a pod's cgroup") {
+		t.Errorf("RemoveRecorded of a node cgroup: %v, want a refusal", err)
 	}
 }
