@@ -157,7 +157,18 @@ func (o *observer) watch(ctx context.Context) {
 			return changesOnItsOwn(ev.GetContainerEventType()) &&
 				!o.forgotten(ev.GetPodSandboxStatus().GetLabels()[labelPodUID]) && !o.takeStop(ctx, ev)
 		},
-		func() { _ = o.poll(ctx) }) // a failed poll is retried on the next tick
+		func(paced bool) {
+			switch {
+			case o.lastAct.Load() == 0:
+				// Nothing of this run is the observer's to see before its
+				// first act: the run's label is new with this process,
+				// and each pod reads its sandbox from its own call.
+			case paced && time.Since(time.Unix(0, o.lastAct.Load())) < actPollWindow:
+				_ = o.pollAfterAct(ctx)
+			default:
+				_ = o.poll(ctx) // a failed poll is retried on the next tick
+			}
+		})
 }
 
 // takeStop keeps what a stop event tells when it tells all that a poll
@@ -264,15 +275,16 @@ func (o *observer) changed(uids ...string) {
 // or it broke) fires once and leaves the ticker.
 func onChanges(ctx context.Context, rt Runtime, sel map[string]string, withEvents, withoutEvents time.Duration,
 	want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
-	onChangesPaced(ctx, rt, sel, withEvents, func() time.Duration { return withoutEvents }, nil, want, fire)
+	onChangesPaced(ctx, rt, sel, withEvents, func() time.Duration { return withoutEvents }, nil, want, func(bool) { fire() })
 }
 
 // onChangesPaced is onChanges with the delay between ticks without events
 // asked of withoutEvents after each tick, and again on each receive from
 // kick while no events stream (the pace changed: observer.acted), then
-// at most actPollDelay.
+// at most actPollDelay. fire is told whether it is a tick of that pace
+// (paced: no events stream, nothing but time asks for the poll).
 func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, withEvents time.Duration,
-	withoutEvents func() time.Duration, kick <-chan struct{}, want func(*runtimeapi.ContainerEventResponse) bool, fire func()) {
+	withoutEvents func() time.Duration, kick <-chan struct{}, want func(*runtimeapi.ContainerEventResponse) bool, fire func(paced bool)) {
 	var events <-chan *runtimeapi.ContainerEventResponse
 	stream, err := rt.GetContainerEvents(ctx)
 	if err == nil {
@@ -295,7 +307,7 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 			return
 		case <-t.C:
 			dropped() // the poll lists anyway
-			fire()
+			fire(events == nil)
 			t.Reset(next())
 		case <-kick:
 			if events == nil {
@@ -304,7 +316,7 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
-				fire()
+				fire(false)
 				t.Reset(next())
 				continue
 			}
@@ -325,7 +337,7 @@ func onChangesPaced(ctx context.Context, rt Runtime, sel map[string]string, with
 				}
 			}
 			dropped() // the poll below learns what they said
-			fire()
+			fire(false)
 		}
 	}
 }
@@ -344,7 +356,59 @@ func (o *observer) poll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.take(ctx, sbs, ctrs)
+	return nil
+}
 
+// pollAfterAct is a poll in the act window on a runtime without events
+// (actPollWindow): what it waits for is a container's change (a start
+// that fails, an exit), so it lists the containers only, and the
+// sandboxes too when a container changed (after the containers, so that
+// a container killed with its sandbox is seen with the sandbox not
+// ready). A sandbox's own change waits for the next full poll, at most
+// maxIdlePollInterval after the window. Half the Lists of a short pod on
+// containerd 1.6.
+func (o *observer) pollAfterAct(ctx context.Context) error {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+
+	ctrs, err := o.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: o.sel})
+	if err != nil {
+		return err
+	}
+	if !o.containersChanged(ctrs) {
+		return nil
+	}
+	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: o.sel})
+	if err != nil {
+		return err
+	}
+	o.take(ctx, sbs, ctrs)
+	return nil
+}
+
+// containersChanged tells whether a list of the run's containers differs
+// from the view: a container new, gone or in another state.
+func (o *observer) containersChanged(ctrs []*runtimeapi.Container) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, c := range ctrs {
+		if o.done[c.Labels[labelPodUID]] {
+			continue
+		}
+		n++
+		if prev, ok := o.containers[c.Id]; !ok || prev.state != c.State {
+			return true
+		}
+	}
+	return n != len(o.containers)
+}
+
+// take brings the view up to the lists sbs and ctrs of a poll: fetches
+// the full status of every container whose state changed and wakes the
+// pods concerned. The caller holds pollMu.
+func (o *observer) take(ctx context.Context, sbs []*runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) {
 	changed := map[string]bool{}
 	o.mu.Lock()
 	seenSB := map[string]bool{}
@@ -392,7 +456,6 @@ func (o *observer) poll(ctx context.Context) error {
 	}
 
 	o.changed(slices.Collect(maps.Keys(changed))...)
-	return nil
 }
 
 // settle brings the view of pod uid up to date after killPod stopped it,

@@ -3,9 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podrun/podrun/cri"
 )
@@ -70,7 +73,7 @@ func TestKickRearmsThePoll(t *testing.T) {
 	}
 	kick := make(chan struct{}, 1)
 	fired := make(chan struct{}, 1)
-	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, pace, kick, nil, func() {
+	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, pace, kick, nil, func(bool) {
 		select {
 		case fired <- struct{}{}:
 		default:
@@ -94,16 +97,19 @@ func TestKickPollsSoon(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kick := make(chan struct{}, 1)
-	fired := make(chan struct{}, 1)
-	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, func() time.Duration { return time.Hour }, kick, nil, func() {
+	fired := make(chan bool, 1)
+	go onChangesPaced(ctx, noEvents{}, nil, time.Hour, func() time.Duration { return time.Hour }, kick, nil, func(paced bool) {
 		select {
-		case fired <- struct{}{}:
+		case fired <- paced:
 		default:
 		}
 	})
 	kick <- struct{}{}
 	select {
-	case <-fired:
+	case paced := <-fired:
+		if !paced {
+			t.Error("a tick of the pace without events was fired as not paced")
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no poll within 10s of the kick: it was re-armed with the pace's hour, not actPollDelay")
 	}
@@ -124,5 +130,91 @@ func TestRefreshKicks(t *testing.T) {
 	case <-o.kick:
 	default:
 		t.Error("refresh did not kick the poll timer")
+	}
+}
+
+// listsRuntime answers a poll's calls from fixed lists and logs them.
+type listsRuntime struct {
+	noEvents
+	sbs   []*runtimeapi.PodSandbox
+	ctrs  []*runtimeapi.Container
+	calls []string
+}
+
+func (r *listsRuntime) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	r.calls = append(r.calls, "ListPodSandbox")
+	return r.sbs, nil
+}
+
+func (r *listsRuntime) ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	r.calls = append(r.calls, "ListContainers")
+	return r.ctrs, nil
+}
+
+func (r *listsRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
+	r.calls = append(r.calls, "ContainerStatus")
+	for _, c := range r.ctrs {
+		if c.Id == id {
+			return &runtimeapi.ContainerStatus{Id: id, State: c.State, Labels: c.Labels, Metadata: c.Metadata}, nil
+		}
+	}
+	return nil, errors.New("not found")
+}
+
+// TestPollAfterAct: a poll in the act window lists the containers, and
+// the sandboxes only when a container is new, gone or in another state;
+// a pod is woken only then.
+func TestPollAfterAct(t *testing.T) {
+	labels := func(uid string) map[string]string { return map[string]string{labelPodUID: uid} }
+	ctr := func(id, uid string, st runtimeapi.ContainerState) *runtimeapi.Container {
+		return &runtimeapi.Container{Id: id, State: st, Labels: labels(uid), Metadata: &runtimeapi.ContainerMetadata{Name: id}}
+	}
+	sb := &runtimeapi.PodSandbox{Id: "sb", State: runtimeapi.PodSandboxState_SANDBOX_READY, Labels: labels("pod")}
+	running := ctr("c1", "pod", runtimeapi.ContainerState_CONTAINER_RUNNING)
+	for _, tc := range []struct {
+		name   string
+		listed []*runtimeapi.Container
+		calls  []string
+		woken  bool
+	}{
+		{"nothing changed", []*runtimeapi.Container{running}, []string{"ListContainers"}, false},
+		{"the container exited", []*runtimeapi.Container{ctr("c1", "pod", runtimeapi.ContainerState_CONTAINER_EXITED)},
+			[]string{"ListContainers", "ListPodSandbox", "ContainerStatus"}, true},
+		{"the container is gone", nil, []string{"ListContainers", "ListPodSandbox"}, true},
+		{"a container is new", []*runtimeapi.Container{running, ctr("c2", "pod", runtimeapi.ContainerState_CONTAINER_CREATED)},
+			[]string{"ListContainers", "ListPodSandbox", "ContainerStatus"}, true},
+		{"a forgotten pod's container", []*runtimeapi.Container{running, ctr("c3", "gone", runtimeapi.ContainerState_CONTAINER_EXITED)},
+			[]string{"ListContainers"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &listsRuntime{sbs: []*runtimeapi.PodSandbox{sb}, ctrs: []*runtimeapi.Container{running}}
+			o := newObserver(rt, nil)
+			woken := o.subscribe("pod")
+			o.done["gone"] = true
+			if err := o.poll(context.Background()); err != nil { // the view: sb and c1 running
+				t.Fatal(err)
+			}
+			<-woken
+			rt.calls, rt.ctrs = nil, tc.listed
+			if err := o.pollAfterAct(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rt.calls, tc.calls) {
+				t.Errorf("calls %q, want %q", rt.calls, tc.calls)
+			}
+			select {
+			case <-woken:
+				if !tc.woken {
+					t.Error("the pod was woken, nothing of it changed")
+				}
+			default:
+				if tc.woken {
+					t.Error("the pod was not woken")
+				}
+			}
+			if tc.woken && len(o.runtimeStatus("pod", nil).Containers) != len(tc.listed) {
+				t.Errorf("the view has %d containers of the pod, the runtime %d", len(o.runtimeStatus("pod", nil).Containers), len(tc.listed))
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +127,33 @@ func TestStopEventWithStatusesNeedsNoPoll(t *testing.T) {
 			e.assertTornDown(t)
 		})
 	}
+}
+
+// Without container events (containerd 1.6) the observer does not poll
+// before the run's first act, when nothing of the run exists, and a short
+// pod's exit still wakes it (which List calls its polls make:
+// TestPollAfterAct).
+func TestNoPollBeforeTheFirstAct(t *testing.T) {
+	e := newEnv(t)
+	e.srv.EnableEvents(false)
+	// 3 fake seconds of 10 ms: the container exits about 30 ms after its
+	// start, within the act window (50 ms).
+	pod := newPod("short", v1.RestartPolicyNever, v1.Container{Name: "c", Image: "busybox", Command: []string{"sleep", "3"}})
+	res := e.run(t, context.Background(), pod)
+	if code := res.ExitCode(0); code != 0 {
+		t.Fatalf("exit %d, want 0 (%v)", code, res.Err())
+	}
+	calls := e.srv.Calls()
+	first := slices.IndexFunc(calls, func(c string) bool { return strings.HasSuffix(c, "StartContainer") })
+	stop := slices.IndexFunc(calls, func(c string) bool { return strings.HasSuffix(c, "StopPodSandbox") })
+	if first < 0 || stop < first {
+		t.Fatalf("no StartContainer, or no StopPodSandbox after it: %q", calls)
+	}
+	if n := countCalls(calls[:first], "ListContainers"); n != 0 {
+		t.Errorf("%d ListContainers calls before the first StartContainer, want none (nothing of the run to see): %q", n, calls[:first])
+	}
+	if n := countCalls(calls[first:stop], "ListContainers"); n < 2 {
+		t.Errorf("%d ListContainers calls while the container ran, want at least 2 (polls every %v): %q", n, 10*time.Millisecond, calls[first:stop])
+	}
+	e.assertTornDown(t)
 }
