@@ -78,6 +78,7 @@ type observer struct {
 	pollMu     sync.Mutex    // one poll at a time
 	lastChange atomic.Int64  // when a poll last saw a change, or podrun acted (Unix ns)
 	lastAct    atomic.Int64  // when podrun last acted (Unix ns)
+	lastFull   atomic.Int64  // when a poll last listed the sandboxes (Unix ns)
 	kick       chan struct{} // an act: the next poll comes at pollInterval (acted)
 
 	mu         sync.Mutex
@@ -147,6 +148,8 @@ func (o *observer) subscribe(uid string) <-chan struct{} {
 // run where the runtime streams events, else by polling, every pollInterval
 // while things change and more slowly while they don't (idlePollDelay).
 func (o *observer) watch(ctx context.Context) {
+	// The view is whole at the start: nothing of the run exists yet.
+	o.lastFull.CompareAndSwap(0, time.Now().UnixNano())
 	pace := func() time.Duration {
 		return pollDelay(time.Since(time.Unix(0, o.lastChange.Load())), time.Since(time.Unix(0, o.lastAct.Load())))
 	}
@@ -158,17 +161,41 @@ func (o *observer) watch(ctx context.Context) {
 				!o.forgotten(ev.GetPodSandboxStatus().GetLabels()[labelPodUID]) && !o.takeStop(ctx, ev)
 		},
 		func(paced bool) {
-			switch {
-			case o.lastAct.Load() == 0:
-				// Nothing of this run is the observer's to see before its
-				// first act: the run's label is new with this process,
-				// and each pod reads its sandbox from its own call.
-			case paced && time.Since(time.Unix(0, o.lastAct.Load())) < actPollWindow:
+			lastAct := o.lastAct.Load()
+			switch pollKindFor(lastAct != 0, paced, time.Since(time.Unix(0, lastAct)), time.Since(time.Unix(0, o.lastFull.Load()))) {
+			case pollContainersFirst:
 				_ = o.pollAfterAct(ctx)
-			default:
+			case pollBoth:
 				_ = o.poll(ctx) // a failed poll is retried on the next tick
 			}
 		})
+}
+
+// pollKind is what the observer's watch lists when it fires.
+type pollKind int
+
+const (
+	pollNothing         pollKind = iota // nothing
+	pollContainersFirst                 // the containers, the sandboxes too on a change (observer.pollAfterAct)
+	pollBoth                            // the sandboxes and the containers (observer.poll)
+)
+
+// pollKindFor decides what a firing of the watch lists: nothing before
+// the run's first act (the run's label is new with this process, and
+// each pod reads its sandbox from its own call); the containers first on
+// a tick of the pace without events within actPollWindow of an act,
+// unless the sandboxes were last listed maxIdlePollInterval ago (a busy
+// run acts all the time, and a sandbox's own change must still be seen);
+// else both (an event, a broken stream, a quiet tick).
+func pollKindFor(acted, paced bool, sinceAct, sinceFull time.Duration) pollKind {
+	switch {
+	case !acted:
+		return pollNothing
+	case paced && sinceAct < actPollWindow && sinceFull < maxIdlePollInterval:
+		return pollContainersFirst
+	default:
+		return pollBoth
+	}
 }
 
 // takeStop keeps what a stop event tells when it tells all that a poll
@@ -348,6 +375,7 @@ func (o *observer) poll(ctx context.Context) error {
 	o.pollMu.Lock()
 	defer o.pollMu.Unlock()
 
+	o.lastFull.Store(time.Now().UnixNano())
 	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: o.sel})
 	if err != nil {
 		return err
@@ -365,9 +393,8 @@ func (o *observer) poll(ctx context.Context) error {
 // that fails, an exit), so it lists the containers only, and the
 // sandboxes too when a container changed (after the containers, so that
 // a container killed with its sandbox is seen with the sandbox not
-// ready). A sandbox's own change waits for the next full poll, at most
-// maxIdlePollInterval after the window. Half the Lists of a short pod on
-// containerd 1.6.
+// ready). A sandbox's own change waits for the next full poll
+// (pollKindFor). Half the Lists of a short pod on containerd 1.6.
 func (o *observer) pollAfterAct(ctx context.Context) error {
 	o.pollMu.Lock()
 	defer o.pollMu.Unlock()
@@ -379,6 +406,7 @@ func (o *observer) pollAfterAct(ctx context.Context) error {
 	if !o.containersChanged(ctrs) {
 		return nil
 	}
+	o.lastFull.Store(time.Now().UnixNano())
 	sbs, err := o.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: o.sel})
 	if err != nil {
 		return err

@@ -218,3 +218,24 @@ func TestPollAfterAct(t *testing.T) {
 		})
 	}
 }
+
+func TestPollKindFor(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name                string
+		acted, paced        bool
+		sinceAct, sinceFull time.Duration
+		want                pollKind
+	}{
+		{"before the first act, a tick", false, true, time.Hour, 10 * ms, pollNothing},
+		{"before the first act, the stream ended", false, false, time.Hour, 10 * ms, pollNothing},
+		{"a tick just after an act", true, true, 10 * ms, 50 * ms, pollContainersFirst},
+		{"a tick after the window", true, true, actPollWindow, 50 * ms, pollBoth},
+		{"in the window, the sandboxes listed long ago", true, true, 10 * ms, maxIdlePollInterval, pollBoth},
+		{"an event in the window", true, false, 10 * ms, 50 * ms, pollBoth},
+	} {
+		if got := pollKindFor(tc.acted, tc.paced, tc.sinceAct, tc.sinceFull); got != tc.want {
+			t.Errorf("%s: pollKindFor(%v, %v, %v, %v) = %v, want %v", tc.name, tc.acted, tc.paced, tc.sinceAct, tc.sinceFull, got, tc.want)
+		}
+	}
+}
