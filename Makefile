@@ -25,12 +25,14 @@ help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # urfave_cli_no_docs leaves out the man/markdown generators podrun never uses
-# (and their start-up cost). CGO_ENABLED=0: a static binary (pure Go
+# (and their start-up cost); grpcnotrace leaves out grpc's request tracing
+# (golang.org/x/net/trace and html/template, whose init runs on every
+# start; podrun never enables it): 0.45 MB less binary. CGO_ENABLED=0: a static binary (pure Go
 # resolver and user lookups), so no dynamic loader, libc mapping or cgo
 # thread start: about 1 ms less CPU and 1.5 MiB less RSS per run.
 # The version and commit are linked in (hack/release.sh ldflags: podrun
 # version prints them).
-GOFLAGS_BUILD := -tags urfave_cli_no_docs -ldflags '$(shell bash hack/release.sh ldflags)'
+GOFLAGS_BUILD := -tags urfave_cli_no_docs,grpcnotrace -ldflags '$(shell bash hack/release.sh ldflags)'
 
 build: ## build bin/podrun
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN) .
@@ -39,7 +41,7 @@ release: ## build dist/: static binaries for linux/amd64 and arm64, a Debian pac
 	bash hack/release.sh build $(RELEASE_FLAGS)
 
 profile: ## build bin/podrun-profile: PODRUN_CPUPROFILE=FILE / PODRUN_MEMPROFILE=FILE write pprof profiles of a run
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs,profile -o bin/podrun-profile .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs,grpcnotrace,profile -o bin/podrun-profile .
 
 testbed-up: ## install and start the testbed (containerd, runc, CNI, registries, images)
 	bash $(TESTBED) up

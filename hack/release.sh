@@ -28,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ARCHES=(amd64 arm64)
-TAGS=urfave_cli_no_docs
+TAGS=urfave_cli_no_docs,grpcnotrace # as the Makefile's build
 
 log() { printf 'release: %s\n' "$*" >&2; }
 die() { printf 'release: error: %s\n' "$*" >&2; exit 1; }
