@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -27,5 +29,25 @@ func TestMemoryLimit(t *testing.T) {
 		if got := memoryLimit(tc.heap, tc.pods); got != tc.want {
 			t.Errorf("memoryLimit(%d, %d) = %d, want %d", tc.heap, tc.pods, got, tc.want)
 		}
+	}
+}
+
+// TestLimitMemorySetsTheLimit: a tuned run's limit is memoryLimit of the
+// heap its manifests hold, read from the runtime.
+func TestLimitMemorySetsTheLimit(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before, tuned := debug.SetMemoryLimit(-1), gcTuned
+	defer func() { debug.SetMemoryLimit(before); gcTuned = tuned }()
+	gcTuned = true
+	const pods = 200
+	limitMemory(pods)
+	got := debug.SetMemoryLimit(-1)
+	if low := memoryLimit(0, pods); got < low || got == before {
+		t.Errorf("limit %d after limitMemory(%d), want memoryLimit of the heap, at least %d", got, pods, low)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if high := memoryLimit(ms.HeapAlloc, pods); got > high {
+		t.Errorf("limit %d after limitMemory(%d), more than memoryLimit of the heap now (%d)", got, pods, high)
 	}
 }
