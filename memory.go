@@ -6,8 +6,8 @@ package main
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 )
 
 // gcTuned says that main set the garbage collector up (tuneGC), so that a
@@ -51,12 +51,11 @@ func limitMemory(pods int) {
 	if !gcTuned || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	// ReadMemStats rather than runtime/metrics: a stop of the world of
-	// microseconds on this small heap, where importing runtime/metrics
-	// costs its package init (0.06 to 0.08 ms) on every start.
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	debug.SetMemoryLimit(memoryLimit(ms.HeapAlloc, pods))
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(heap)
+	if heap[0].Value.Kind() == metrics.KindUint64 {
+		debug.SetMemoryLimit(memoryLimit(heap[0].Value.Uint64(), pods))
+	}
 }
 
 // memoryLimit is the soft memory limit of a run of pods whose manifests
