@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/moby/sys/mountinfo"
 	libcgroups "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/manager"
 )
 
@@ -80,6 +82,21 @@ func TestHostManagerAsLibrary(t *testing.T) {
 			t.Errorf("%+v: newHostManager's paths %v; manager.New's %v", cg, g, w)
 		}
 	}
+	if !libcgroups.IsCgroup2UnifiedMode() {
+		// The hierarchies read from mountinfo are the library's own.
+		mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := hierarchiesFromMounts(mounts, libcgroups.IsCgroup2HybridMode())
+		lib, err := fs.NewManager(&libcgroups.Cgroup{Path: "/", Resources: &libcgroups.Resources{SkipDevices: true}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || !maps.Equal(got, lib.GetPaths()) {
+			t.Errorf("hierarchies from mountinfo %v (used: %v); the library's %v", got, ok, lib.GetPaths())
+		}
+	}
 	roots, err := v1Hierarchies()
 	switch {
 	case libcgroups.IsCgroup2UnifiedMode():
@@ -88,5 +105,54 @@ func TestHostManagerAsLibrary(t *testing.T) {
 		t.Errorf("cgroup v1 host, and its hierarchies were not found (%v): every manager paid for the search", err)
 	default:
 		t.Logf("cgroup v1 host: %d hierarchies found once", len(roots))
+	}
+}
+
+func TestHierarchiesFromMounts(t *testing.T) {
+	mount := func(point, opts string) *mountinfo.Info {
+		return &mountinfo.Info{Mountpoint: point, FSType: "cgroup", VFSOptions: opts}
+	}
+	for _, tc := range []struct {
+		name   string
+		mounts []*mountinfo.Info
+		hybrid bool
+		want   map[string]string // nil: left to the library
+	}{
+		{"one controller each, and systemd's", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/memory", "rw,memory"),
+			mount("/sys/fs/cgroup/devices", "rw,devices"),
+			mount("/sys/fs/cgroup/systemd", "rw,xattr,name=systemd"),
+		}, false, map[string]string{
+			"memory": "/sys/fs/cgroup/memory", "devices": "/sys/fs/cgroup/devices", "name=systemd": "/sys/fs/cgroup/systemd",
+		}},
+		{"co-mounted controllers share a hierarchy", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/cpu,cpuacct", "rw,cpu,cpuacct"),
+			mount("/sys/fs/cgroup/net_cls,net_prio", "rw,net_cls,net_prio"),
+		}, false, map[string]string{
+			"cpu": "/sys/fs/cgroup/cpu,cpuacct", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct",
+			"net_cls": "/sys/fs/cgroup/net_cls,net_prio", "net_prio": "/sys/fs/cgroup/net_cls,net_prio",
+		}},
+		{"hybrid: the library's empty name for the v2 hierarchy", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/pids", "rw,pids"),
+		}, true, map[string]string{"pids": "/sys/fs/cgroup/pids", "": "/sys/fs/cgroup/unified"}},
+		{"a controller mounted twice: the first in mountinfo's order", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/freezer", "rw,freezer"),
+			mount("/sys/fs/cgroup/freezer2", "rw,freezer"),
+		}, false, map[string]string{"freezer": "/sys/fs/cgroup/freezer"}},
+		{"a named hierarchy the library does not know", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/blkio", "rw,blkio"),
+			mount("/sys/fs/cgroup/mine", "rw,name=mine"),
+		}, false, map[string]string{"blkio": "/sys/fs/cgroup/blkio"}},
+		{"a hierarchy elsewhere", []*mountinfo.Info{
+			mount("/sys/fs/cgroup/memory", "rw,memory"),
+			mount("/cgroup/cpu", "rw,cpu"),
+		}, false, nil},
+		{"nested below the root", []*mountinfo.Info{mount("/sys/fs/cgroup/x/memory", "rw,memory")}, false, nil},
+		{"no v1 mount", nil, false, nil},
+	} {
+		got, ok := hierarchiesFromMounts(tc.mounts, tc.hybrid)
+		if ok != (tc.want != nil) || !maps.Equal(got, tc.want) {
+			t.Errorf("%s: hierarchiesFromMounts = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
 	}
 }
