@@ -8,7 +8,8 @@ import (
 )
 
 // Version returns the runtime's name and version and the CRI version it
-// speaks.
+// speaks. Unlike the other idempotent calls it is not retried when the
+// connection broke under it (serviceConfig): it is Dial's probe.
 func (c *Client) Version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
 	v, err := call(c, ctx, 0, c.runtime.Version, &runtimeapi.VersionRequest{Version: apiVersion})
 	if err != nil {
