@@ -113,3 +113,30 @@ func TestStatusRecordFiles(t *testing.T) {
 		t.Errorf("writeStatusRecord into a missing dir = %v, exists %v; want an error and no dir", err, exists(gone))
 	}
 }
+
+// TestReplaceFile: the new file takes the target's place whether or not
+// there was one, and the temp file is gone either way.
+func TestReplaceFile(t *testing.T) {
+	dir := t.TempDir()
+	target, tmp := filepath.Join(dir, "record"), filepath.Join(dir, ".record.tmp")
+	for i, content := range []string{"first", "second", "third"} {
+		if err := os.WriteFile(tmp, []byte(content), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := replaceFile(tmp, target); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if got, err := os.ReadFile(target); err != nil || string(got) != content {
+			t.Errorf("write %d: target holds %q, %v; want %q", i, got, err, content)
+		}
+		if _, err := os.Lstat(tmp); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("write %d: the temp file is left (%v)", i, err)
+		}
+	}
+	if err := replaceFile(filepath.Join(dir, "missing"), target); err == nil {
+		t.Error("replaceFile of a missing file succeeded")
+	}
+	if got, _ := os.ReadFile(target); string(got) != "third" {
+		t.Errorf("a failed replace changed the target to %q", got)
+	}
+}
