@@ -44,6 +44,14 @@ func TestFlagsKeepTheirNames(t *testing.T) {
 					t.Errorf("%s %v: %s %v, the library's flag %v", path, f.Names(), is.name, is.of(f), is.of(inner))
 				}
 			}
+			// The category: podrun's help's, hidden from the library's
+			// Setup (flagnames.go).
+			if cf, ok := inner.(cli.CategorizableFlag); !ok || flagCategory(f) != cf.GetCategory() || flagCategory(f) == "" {
+				t.Errorf("%s %v: category %q, the library's flag's %v", path, f.Names(), flagCategory(f), inner)
+			}
+			if cf, ok := f.(cli.CategorizableFlag); ok && cf.GetCategory() != "" {
+				t.Errorf("%s %v: the library sees the category %q: App.Setup renders the flag's help line on every run", path, f.Names(), cf.GetCategory())
+			}
 			if takesValue(f) != takesValue(inner) {
 				t.Errorf("%s %v: takes a value %v, the library's flag %v", path, f.Names(), takesValue(f), takesValue(inner))
 			}

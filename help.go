@@ -174,10 +174,7 @@ func describe(path, usage, usageText, description string, flags []cli.Flag) comm
 		if slices.Contains(f.Names(), "help") {
 			continue
 		}
-		cat := ""
-		if cf, ok := f.(cli.CategorizableFlag); ok {
-			cat = cf.GetCategory()
-		}
+		cat := flagCategory(f)
 		if !slices.Contains(flagCategories, cat) {
 			cat = "Other"
 		}

@@ -32,8 +32,7 @@ func TestCLIConventions(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
 	eachCommand(app, func(path string, cmd *cli.Command, flags []cli.Flag) {
 		for _, f := range flags {
-			cf, ok := f.(cli.CategorizableFlag)
-			if !ok || !slices.Contains(flagCategories, cf.GetCategory()) {
+			if !slices.Contains(flagCategories, flagCategory(f)) {
 				t.Errorf("%s: flag --%s has no category of %q: give it Category: cat... in its definition",
 					path, f.Names()[0], flagCategories)
 			}
