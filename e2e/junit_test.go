@@ -122,7 +122,8 @@ func expectCases(t *testing.T, cases []junitCase, classname string, want ...stri
 		}
 	}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
-		t.Errorf("cases %v\nwant  %v", got, want)
+		// Fatal: the callers read the cases' verdicts next.
+		t.Fatalf("cases %v\nwant  %v", got, want)
 	}
 }
 

@@ -485,6 +485,38 @@ func TestRunInterruptedByCancel(t *testing.T) {
 	e.assertTornDown(t)
 }
 
+// A signal while StartContainer is under way (the runtime starts the
+// container; podrun does not cut a start midway): the interrupted pod's
+// last status shows the container running, as the run started it and its
+// output shows, not the ContainerCreating it had before the start. The
+// JUnit report read that status and called the container "not started"
+// (e2e TestE2EJUnitInterrupted, on a slow machine).
+func TestRunInterruptedDuringStartShowsTheContainerRunning(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Delay("StartContainer", 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		waitFor(t, "StartContainer", runLimit, func() bool { return slices.Contains(e.srv.Calls(), "StartContainer") })
+		cancel()
+	}()
+	res := e.run(t, ctx, newPod("starting", v1.RestartPolicyNever, ctr("main", "sleep", "infinity")))
+	r := res.Pods[0]
+	if r.Outcome != runner.OutcomeInterrupted {
+		t.Errorf("outcome = %s, err = %v; want interrupted", r.Outcome, r.Err)
+	}
+	if len(r.Status.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses = %+v", r.Status.ContainerStatuses)
+	}
+	if cs := r.Status.ContainerStatuses[0]; cs.State.Running == nil || cs.ContainerID == "" {
+		t.Errorf("main: state %+v, id %q; want running, as started before the interrupt took effect", cs.State, cs.ContainerID)
+	}
+	if !strings.Contains(e.progress.String(), "Started container main") {
+		t.Errorf("no Started event:\n%s", e.progress.String())
+	}
+	e.assertTornDown(t)
+}
+
 func TestRunImageNeverPulledWhenAbsent(t *testing.T) {
 	e := newEnv(t)
 	c := ctr("main", "true")

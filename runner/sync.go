@@ -225,6 +225,9 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		}
 		acted, nextWake, err := p.act(ctx, actions)
 		if ctx.Err() != nil {
+			if acted || err != nil {
+				p.observeCut(ctx, err != nil)
+			}
 			return OutcomeWaiting, nil
 		}
 		if err != nil {
@@ -359,6 +362,33 @@ func (p *podRun) setUp(ctx context.Context) error {
 	}
 	testPause(ctx, PauseVolumes)
 	return nil
+}
+
+// cutLookTimeout bounds observeCut's reads.
+const cutLookTimeout = 5 * time.Second
+
+// observeCut brings the pod's status up to date when a signal or the
+// timeout ended the sync loop during an act (failed: the act failed too):
+// what the act did still shows in the pod's last status, which a pod
+// whose wait ended so keeps (observeFinal). A container started while the
+// signal came (create and start are not cut midway) is reported running,
+// as the run's Started event and its output show it, not the
+// ContainerCreating of before the start.
+func (p *podRun) observeCut(ctx context.Context, failed bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cutLookTimeout)
+	defer cancel()
+	var err error
+	if failed {
+		p.acted = actedOn{}
+		err = p.r.obs.poll(ctx)
+	} else {
+		err = p.observeActed(ctx)
+	}
+	if err != nil {
+		return
+	}
+	p.observed = p.r.obs.runtimeStatus(p.uid, p.ips)
+	p.apiStatus = p.generateAPIStatus()
 }
 
 // observeActed brings the observer up to date after an act: what the act
