@@ -517,6 +517,36 @@ func TestRunInterruptedDuringStartShowsTheContainerRunning(t *testing.T) {
 	e.assertTornDown(t)
 }
 
+// The same when the signal comes while the run reads what the start did
+// (its ContainerStatus): that read fails with the run's context, and the
+// run reads again under its own before it keeps the status.
+func TestRunInterruptedWhileReadingTheStartShowsTheContainerRunning(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Delay("ContainerStatus", 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		waitFor(t, "ContainerStatus after StartContainer", runLimit, func() bool {
+			calls := e.srv.Calls()
+			i := slices.Index(calls, "StartContainer")
+			return i >= 0 && slices.Contains(calls[i:], "ContainerStatus")
+		})
+		cancel()
+	}()
+	res := e.run(t, ctx, newPod("reading", v1.RestartPolicyNever, ctr("main", "sleep", "infinity")))
+	r := res.Pods[0]
+	if r.Outcome != runner.OutcomeInterrupted {
+		t.Errorf("outcome = %s, err = %v; want interrupted", r.Outcome, r.Err)
+	}
+	if len(r.Status.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses = %+v", r.Status.ContainerStatuses)
+	}
+	if cs := r.Status.ContainerStatuses[0]; cs.State.Running == nil || cs.ContainerID == "" {
+		t.Errorf("main: state %+v, id %q; want running", cs.State, cs.ContainerID)
+	}
+	e.assertTornDown(t)
+}
+
 func TestRunImageNeverPulledWhenAbsent(t *testing.T) {
 	e := newEnv(t)
 	c := ctr("main", "true")

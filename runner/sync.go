@@ -240,8 +240,13 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 		}
 		p.started = true
 		if acted {
-			if err := p.observeActed(ctx); err != nil && ctx.Err() == nil {
-				return OutcomeError, fmt.Errorf("observing the runtime: %w", err)
+			if err := p.observeActed(ctx); err != nil {
+				if ctx.Err() == nil {
+					return OutcomeError, fmt.Errorf("observing the runtime: %w", err)
+				}
+				// Cut while reading what the act did: read it anyway.
+				p.observeCut(ctx, true)
+				return OutcomeWaiting, nil
 			}
 			continue
 		}
@@ -368,7 +373,8 @@ func (p *podRun) setUp(ctx context.Context) error {
 const cutLookTimeout = 5 * time.Second
 
 // observeCut brings the pod's status up to date when a signal or the
-// timeout ended the sync loop during an act (failed: the act failed too):
+// timeout ended the sync loop during an act or while the loop read what
+// it did (failed: the act or the read failed, so the run is polled):
 // what the act did still shows in the pod's last status, which a pod
 // whose wait ended so keeps (observeFinal). A container started while the
 // signal came (create and start are not cut midway) is reported running,
