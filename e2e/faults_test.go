@@ -775,6 +775,12 @@ func TestE2EFaultRuntimeRestart(t *testing.T) {
 				t.Logf("containerd keeps a mount of the sandbox it was making when restarted: %s", mnt)
 			}
 		}
+		// And the shim it had started for it: containerd, back, cannot
+		// load it (its bundle was half made) and forgets it, but the
+		// process lives on until the testbed goes down (kill_shims).
+		for _, pid := range processesWithArg(t, sandboxID) {
+			t.Logf("containerd left the shim of the sandbox it was making when restarted: pid %d", pid)
+		}
 	})
 	t.Run("teardown", func(t *testing.T) {
 		e := newEnv(t)

@@ -432,6 +432,29 @@ func cniResults(t *testing.T) map[string][]string {
 }
 
 // mountsUnder lists the mount points at or below dir.
+// processesWithArg lists the processes with arg among their command line's
+// arguments.
+func processesWithArg(t *testing.T, arg string) []int {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Errorf("listing processes: %v", err)
+		return nil
+	}
+	var out []int
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
