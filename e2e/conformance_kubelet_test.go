@@ -33,6 +33,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podrun/podrun/cri"
 	"github.com/podrun/podrun/e2e/kubeletoracle"
 	"github.com/podrun/podrun/runner"
 	"github.com/podrun/podrun/sources"
@@ -93,6 +94,14 @@ func TestKubeletConformance(t *testing.T) {
 	rows = append(rows, projectRows()...)
 	// The slow rows first, as in TestE2EConformance.
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].slow && !rows[b].slow })
+
+	// Both runtimes hold the sandbox image and the rows' images before the
+	// rows start: on a fresh testbed the kubelet's containerd has none,
+	// while the testbed's pulled them in make e2e. In a cold CI run the
+	// kubelet's first twelve pods all waited for its first pulls on two
+	// busy cores, and two of them were still ContainerCreating when their
+	// rows timed out (15 and 30 s).
+	prePull(t, rows, root, k.Endpoint, os.Getenv("CONTAINER_RUNTIME_ENDPOINT"))
 
 	start := time.Now()
 	results := make([]kubeletoracle.Row, len(rows))
@@ -169,6 +178,71 @@ func projectRows() []conformanceRow {
 		{path: "testdata/e2e/probes/startup-never.yaml", project: true},
 		{path: "testdata/e2e/probes/liveness-never.yaml", project: true},
 	}
+}
+
+// prePull pulls the sandbox image and every image of the rows' pods on
+// each runtime endpoint, three at a time, before the comparison: each side then starts a row's
+// pod as the other does, with the image there (a row whose policy is
+// Always still asks the registry, which answers at once). An image that
+// does not pull (a row about a missing image) is left to its row.
+func prePull(t *testing.T, rows []conformanceRow, corpus string, endpoints ...string) {
+	t.Helper()
+	// The sandbox image first: both containerds are configured with the
+	// testbed's, and the kubelet's pulls it for its first pod otherwise.
+	sandbox := os.Getenv("PODRUN_TESTBED_SANDBOX_IMAGE")
+	if sandbox == "" {
+		t.Fatal("pre-pulling: PODRUN_TESTBED_SANDBOX_IMAGE is not set (hack/testbed.sh env)")
+	}
+	images := []string{sandbox}
+	for _, row := range rows {
+		file := filepath.Join(rowRoot(corpus, row), row.path)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue // the row reports it
+		}
+		set, err := sources.Decode(file, b, sources.Options{})
+		if err != nil {
+			continue
+		}
+		var specs []v1.PodSpec
+		for _, p := range set.Pods {
+			specs = append(specs, p.Spec)
+		}
+		for _, j := range set.Jobs {
+			specs = append(specs, j.Job.Spec.Template.Spec)
+		}
+		for _, spec := range specs {
+			for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+				if c.Image != "" && !slices.Contains(images, c.Image) {
+					images = append(images, c.Image)
+				}
+			}
+		}
+	}
+	start := time.Now()
+	for _, ep := range endpoints {
+		if ep == "" {
+			t.Fatal("pre-pulling the rows' images: a runtime endpoint is not set (hack/testbed.sh env)")
+		}
+		rt, err := cri.Dial(context.Background(), ep, cri.WithCallTimeout(5*time.Minute))
+		if err != nil {
+			t.Fatalf("pre-pulling the rows' images on %s: %v", ep, err)
+		}
+		sem := make(chan struct{}, 3)
+		var wg sync.WaitGroup
+		for _, img := range images {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if _, err := rt.PullImage(context.Background(), img, nil, nil); err != nil {
+					t.Logf("pre-pull of %s on %s: %v (left to its row)", img, ep, err)
+				}
+			})
+		}
+		wg.Wait()
+		rt.Close()
+	}
+	t.Logf("pre-pulled %d images on %d runtimes in %s", len(images), len(endpoints), time.Since(start).Round(time.Millisecond))
 }
 
 // rowRoot is the directory a row's path is relative to: the corpus, or
