@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -63,8 +64,23 @@ func validateMeta(m *metav1.ObjectMeta, namespaced bool) field.ErrorList {
 	if m.UID != "" {
 		errs = appendMsgs(errs, p.Child("uid"), m.UID, validation.IsDNS1123Label(string(m.UID)))
 	}
-	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
-	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+	errs = append(errs, mapErrors(metav1validation.ValidateLabels(m.Labels, p.Child("labels")))...)
+	errs = append(errs, mapErrors(apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations")))...)
+	return errs
+}
+
+// mapErrors puts the errors of an apimachinery validator that ranges over
+// a map (labels, annotations, a selector's matchLabels) in one order: by
+// field path, then bad value, then detail. Go's map order is random, and
+// the same manifest must give the same message every time (FuzzDecode
+// found two invalid labels reported in either order). Each error's own
+// path is kept; errors with the same path keep their relative order.
+func mapErrors(errs field.ErrorList) field.ErrorList {
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		return cmp.Or(strings.Compare(a.Field, b.Field),
+			strings.Compare(fmt.Sprint(a.BadValue), fmt.Sprint(b.BadValue)),
+			strings.Compare(a.Detail, b.Detail))
+	})
 	return errs
 }
 
@@ -771,7 +787,7 @@ func validateRuntimeClass(rc *nodev1.RuntimeClass) field.ErrorList {
 	}
 	if s := rc.Scheduling; s != nil {
 		sp := field.NewPath("scheduling")
-		errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, sp.Child("nodeSelector"))...)
+		errs = append(errs, mapErrors(metav1validation.ValidateLabels(s.NodeSelector, sp.Child("nodeSelector")))...)
 		tp := sp.Child("tolerations")
 		errs = append(errs, validateTolerations(s.Tolerations, tp)...)
 		var seen []v1.Toleration

@@ -494,3 +494,58 @@ func linesMatch(got string, want []string, prefix bool) bool {
 	}
 	return true
 }
+
+// TestMapValidationErrorsHaveOneOrder: the validators of labels,
+// annotations, a RuntimeClass's nodeSelector and a selector's matchLabels
+// range over maps, whose order Go randomises; the errors they give come
+// out in one order (path, bad value, detail), so that a manifest gives
+// the same message on every run (FuzzDecode found two labels' errors in
+// either order).
+func TestMapValidationErrorsHaveOneOrder(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       []string // the bad values, in the order the errors give them
+	}{
+		{
+			name: "labels and annotations",
+			data: "apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {'e e': x, 'b b': x, 'd d': x, 'a a': x, 'c c': x}, annotations: {'-z': v, '-x': v, '-y': v}}\nspec: {containers: [{name: a, image: x}]}\n",
+			want: []string{`"a a"`, `"b b"`, `"c c"`, `"d d"`, `"e e"`, `"-x"`, `"-y"`, `"-z"`},
+		},
+		{
+			name: "runtime class node selector",
+			data: "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: vm}\nhandler: kata\nscheduling: {nodeSelector: {'k k': x, 'i i': x, 'j j': x, 'h h': x}}\n",
+			want: []string{`"h h"`, `"i i"`, `"j j"`, `"k k"`},
+		},
+		{
+			name: "selector match labels",
+			data: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {'q q': x, 'o o': x, 'p p': x, 'n n': x}}\n  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: a, image: x}]}\n",
+			want: []string{`"n n"`, `"o o"`, `"p p"`, `"q q"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var first string
+			for i := range 20 {
+				_, err := Decode("p.yaml", []byte(tt.data), Options{})
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if i == 0 {
+					first = err.Error()
+					continue
+				}
+				if err.Error() != first {
+					t.Fatalf("decode %d:\n%s\ndecode 1:\n%s", i+1, err, first)
+				}
+			}
+			at := 0
+			for _, v := range tt.want {
+				i := strings.Index(first[at:], "Invalid value: "+v)
+				if i < 0 {
+					t.Fatalf("no error for %s after offset %d, or out of order:\n%s", v, at, first)
+				}
+				at += i + 1
+			}
+		})
+	}
+}

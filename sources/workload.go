@@ -242,7 +242,7 @@ func validateSelector(sel *metav1.LabelSelector, t *v1.PodTemplateSpec, spec *fi
 	if sel == nil {
 		return field.ErrorList{field.Required(p, "")}
 	}
-	errs := metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, p)
+	errs := mapErrors(metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, p))
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return errs
