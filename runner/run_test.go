@@ -849,6 +849,46 @@ func TestRunSandboxCutShortByTheRuntimeIsMadeAgain(t *testing.T) {
 	})
 }
 
+// TestRunStopsASandboxAgainThatTheRuntimeCutShort: a StopPodSandbox that
+// the runtime gives up on by itself (containerd 2.4 under load: a deadline
+// of its own inside the call, seconds in) is asked again, and the run's
+// outcome is the pod's; one that keeps failing so is the run's error.
+func TestRunStopsASandboxAgainThatTheRuntimeCutShort(t *testing.T) {
+	cutShort := status.Error(codes.DeadlineExceeded, `failed to stop sandbox "x": failed to stop sandbox container "x" in "SANDBOX_READY" state: failed to get pod sandbox container: context deadline exceeded`)
+	stops := func(e *env) int {
+		n := 0
+		for _, c := range e.srv.Calls() {
+			if strings.HasSuffix(c, "StopPodSandbox") {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("twice", func(t *testing.T) {
+		e := newEnv(t)
+		e.srv.FailNext("StopPodSandbox", cutShort)
+		e.srv.FailNext("StopPodSandbox", cutShort)
+		res := e.run(t, context.Background(), newPod("again", v1.RestartPolicyNever, sh("main", "exit 0")))
+		if r := res.Pods[0]; r.Outcome != runner.OutcomeReached || res.ExitCode(0) != 0 {
+			t.Errorf("outcome = %s, err = %v, ExitCode = %d; want reached, 0", r.Outcome, r.Err, res.ExitCode(0))
+		}
+		if n := stops(e); n != 3 {
+			t.Errorf("%d StopPodSandbox calls, want 3", n)
+		}
+		e.assertTornDown(t)
+	})
+	t.Run("every time", func(t *testing.T) {
+		e := newEnv(t)
+		for range 6 {
+			e.srv.FailNext("StopPodSandbox", cutShort)
+		}
+		res := e.run(t, context.Background(), newPod("never", v1.RestartPolicyNever, sh("main", "exit 0")))
+		if err := res.Err(); err == nil || !strings.Contains(err.Error(), "stopping pod sandbox") || res.ExitCode(0) != runner.ExitPodrunError {
+			t.Errorf("Result.Err = %v, ExitCode = %d; want the stop's error, 125", err, res.ExitCode(0))
+		}
+	})
+}
+
 func TestRunRecreatesAStoppedSandbox(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

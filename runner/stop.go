@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -484,16 +485,50 @@ func stopContainerRetrying(ctx context.Context, rt Runtime, id string, grace int
 // same time as stopped: the runtime's error then says that what it was
 // tearing down went away under it (goneMeanwhile), and the stop is asked
 // again until the runtime says it is done (or that the sandbox is gone:
-// not found counts as done, cri.Client). Any other error is the stop's.
+// not found counts as done, cri.Client). A stop the runtime cut short on
+// its own (runtimeCutShort: a deadline of its own inside the call, or the
+// runtime going away) is asked again too, each wait twice the one before,
+// as the kubelet's next sync of a terminating pod asks again. Any other
+// error is the stop's.
 func stopSandboxRetrying(ctx context.Context, rt Runtime, id string) error {
 	err := rt.StopPodSandbox(ctx, id)
-	for i := 0; i < stopRetries && err != nil && goneMeanwhile(err); i++ {
-		if !waitToRetry(ctx, stopRetryDelay) {
+	for i := 0; i < stopRetries && err != nil; i++ {
+		delay := stopRetryDelay
+		switch {
+		case goneMeanwhile(err):
+		case runtimeCutShort(ctx, err):
+			delay <<= i
+		default:
+			return err
+		}
+		if !waitToRetry(ctx, delay) {
 			return err
 		}
 		err = rt.StopPodSandbox(ctx, id)
 	}
 	return err
+}
+
+// runtimeCutShort reports whether err is the runtime's own giving up on a
+// call that ctx still allowed: gRPC DeadlineExceeded from a deadline inside
+// the runtime (containerd 2.4 under load: "failed to stop sandbox container
+// ... failed to get pod sandbox container: context deadline exceeded",
+// seconds into a StopPodSandbox whose sandbox its RemovePodSandbox then
+// removed), or Unavailable (it went away: a restart). A call that ran out
+// of ctx's own time is not the runtime's doing and is not asked again.
+func runtimeCutShort(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) || se.GRPCStatus() == nil {
+		return false
+	}
+	switch se.GRPCStatus().Code() {
+	case codes.DeadlineExceeded, codes.Unavailable:
+		return true
+	}
+	return false
 }
 
 // goneMeanwhile reports whether the runtime's error from a sandbox stop

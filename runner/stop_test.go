@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -159,5 +160,34 @@ func TestKillGracePeriod(t *testing.T) {
 	pod.DeletionGracePeriodSeconds = i64(1)
 	if got := killGracePeriod(pod, c, killLivenessProbe); got != 1 {
 		t.Errorf("the deletion grace period wins: got %d", got)
+	}
+}
+
+// TestRuntimeCutShort: only the runtime's own DeadlineExceeded or
+// Unavailable, while the caller's context still runs, makes a sandbox stop
+// worth asking again.
+func TestRuntimeCutShort(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("stopping pod sandbox %q: %w", "abc", err) }
+	live := context.Background()
+	done, cancel := context.WithCancel(live)
+	cancel()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"containerd's deadline inside the call", live, wrap(status.Error(codes.DeadlineExceeded, `failed to stop sandbox "abc": failed to stop sandbox container "abc" in "SANDBOX_READY" state: failed to get pod sandbox container: context deadline exceeded`)), true},
+		{"the runtime went away", live, wrap(status.Error(codes.Unavailable, "error reading from server: EOF")), true},
+		{"the caller's own context ended", done, wrap(status.Error(codes.DeadlineExceeded, "context deadline exceeded")), false},
+		{"a CNI teardown that failed", live, wrap(status.Error(codes.Unknown, `failed to destroy network for sandbox "abc": boom`)), false},
+		{"not a gRPC error", live, wrap(context.DeadlineExceeded), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := runtimeCutShort(tc.ctx, tc.err); got != tc.want {
+				t.Errorf("runtimeCutShort(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
 	}
 }
