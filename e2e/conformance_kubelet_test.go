@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -92,6 +93,22 @@ func TestKubeletConformance(t *testing.T) {
 	}
 	corpusRows := len(rows)
 	rows = append(rows, projectRows()...)
+	// PODRUN_CONFORMANCE_ROWS (a regexp of row paths) runs a subset, by
+	// hand; make conformance-kubelet runs them all.
+	if expr := os.Getenv("PODRUN_CONFORMANCE_ROWS"); expr != "" {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			t.Fatalf("PODRUN_CONFORMANCE_ROWS: %v", err)
+		}
+		rows = slices.DeleteFunc(rows, func(r conformanceRow) bool { return !re.MatchString(r.path) })
+		corpusRows = 0
+		for _, r := range rows {
+			if !r.project {
+				corpusRows++
+			}
+		}
+		t.Logf("PODRUN_CONFORMANCE_ROWS=%s: %d rows of the table only", expr, len(rows))
+	}
 	// The slow rows first, as in TestE2EConformance.
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].slow && !rows[b].slow })
 
@@ -177,6 +194,10 @@ func projectRows() []conformanceRow {
 		// A startup probe kill under Never: the status after the kill.
 		{path: "testdata/e2e/probes/startup-never.yaml", project: true},
 		{path: "testdata/e2e/probes/liveness-never.yaml", project: true},
+		// A container's own restart policy and rules (ContainerRestartRules):
+		// restarts under a pod's Never, none under its Always.
+		{path: "testdata/e2e/sync/restart-rules.yaml", project: true},
+		{path: "testdata/e2e/sync/container-never.yaml", project: true},
 	}
 }
 

@@ -280,3 +280,55 @@ func TestE2ESyncPermanentPullFailureEndsTheRun(t *testing.T) {
 		})
 	}
 }
+
+// A container's own restart policy and rules (ContainerRestartRules) under
+// a pod's restartPolicy Never: the init container's own OnFailure restarts
+// it after its failed first run, and the job's Restart rule on exit 42
+// restarts it although its own policy is Never. The pod Succeeded.
+func TestE2ESyncContainerRestartRules(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/restart-rules.yaml")}, "")
+	expectCode(t, r, 0)
+	for _, want := range []string{"[pod/e2e-sync-restart-rules/job] job retry\n", "[pod/e2e-sync-restart-rules/job] job done\n"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("output lacks %q\n%s", want, r)
+		}
+	}
+	p := parsePod(t, r.stdout)
+	if p.Status.Phase != v1.PodSucceeded {
+		t.Errorf("phase %s, want Succeeded", p.Status.Phase)
+	}
+	for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		last := map[string]int32{"setup": 1, "job": 42}[s.Name]
+		if term := s.State.Terminated; term == nil || term.ExitCode != 0 || s.RestartCount != 1 {
+			t.Errorf("%s: %+v restartCount %d, want terminated 0 after 1 restart", s.Name, s.State, s.RestartCount)
+		}
+		if lt := s.LastTerminationState.Terminated; lt == nil || lt.ExitCode != last {
+			t.Errorf("%s: lastState %+v, want terminated %d", s.Name, s.LastTerminationState, last)
+		}
+	}
+}
+
+// Containers whose own policies (Never, OnFailure) do not restart them in a
+// pod whose restartPolicy is Always: the pod ends Failed, as on a kubelet,
+// and podrun exits with the failed container's 5.
+func TestE2ESyncContainerOwnNeverEndsAnAlwaysPod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/container-never.yaml")}, "")
+	expectCode(t, r, 5)
+	if !strings.Contains(r.stderr, "pod/e2e-sync-container-never: failed (phase Failed)") {
+		t.Errorf("no failed outcome\n%s", r)
+	}
+	p := parsePod(t, r.stdout)
+	if p.Status.Phase != v1.PodFailed {
+		t.Errorf("phase %s, want Failed", p.Status.Phase)
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		want := map[string]int32{"migrate": 5, "check": 0}[s.Name]
+		if term := s.State.Terminated; term == nil || term.ExitCode != want || s.RestartCount != 0 {
+			t.Errorf("%s: %+v restartCount %d, want terminated %d, never restarted", s.Name, s.State, s.RestartCount, want)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func newCopyOuts(pod *v1.Pod, specs []artifacts.Spec) []*copyOut {
 
 // endedForGood tells whether the container, whose newest instance is cs,
 // has ended and will not run again: an init container that completed (or
-// failed under restartPolicy Never), a regular container the kubelet
+// failed, and is not restarted by its policy or the pod's), a regular container the kubelet
 // would not restart (shouldRestart). A sidecar runs until the pod stops.
 func endedForGood(pod *v1.Pod, name string, cs *containerStatus) bool {
 	if cs == nil || cs.State != stateExited {
@@ -57,10 +57,15 @@ func endedForGood(pod *v1.Pod, name string, cs *containerStatus) bool {
 			if podresources.IsSidecar(c) {
 				return false
 			}
-			return cs.ExitCode == 0 || pod.Spec.RestartPolicy == v1.RestartPolicyNever
+			return cs.ExitCode == 0 || !containerRestarts(c, pod.Spec.RestartPolicy, cs.ExitCode)
 		}
 	}
-	return !shouldRestart(pod, cs)
+	for i := range pod.Spec.Containers {
+		if c := &pod.Spec.Containers[i]; c.Name == name {
+			return !shouldRestart(pod, c, cs)
+		}
+	}
+	return false
 }
 
 // copyEnded carries out the copies of the containers that have ended for

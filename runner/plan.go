@@ -82,7 +82,7 @@ func computePodActions(in planInput) podActions {
 		var toStart []int
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
-			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && succeeded(status.latest(c.Name)) {
+			if runsOnce(c, pod.Spec.RestartPolicy) && succeeded(status.latest(c.Name)) {
 				continue
 			}
 			toStart = append(toStart, i)
@@ -112,7 +112,7 @@ func computePodActions(in planInput) podActions {
 		c := &pod.Spec.Containers[i]
 		cs := status.latest(c.Name)
 		if cs == nil || cs.State != stateRunning {
-			if shouldRestart(pod, cs) {
+			if shouldRestart(pod, c, cs) {
 				a.ContainersToStart = append(a.ContainersToStart, i)
 				if cs != nil && cs.State == stateUnknown {
 					// Kill first so that two instances never run at once.
@@ -133,7 +133,7 @@ func computePodActions(in planInput) podActions {
 			keep++
 			continue
 		}
-		if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+		if restartsAfterKill(c, pod.Spec.RestartPolicy) {
 			msg += ", will be restarted"
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		}
@@ -163,7 +163,6 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 	// exited and the new sandbox has not been initialised.
 	initialized := anyRegularContainerIn(pod, status, stateCreated, stateRunning)
 	doneBefore := initialized // this or a later init container has completed
-	restartOnFailure := pod.Spec.RestartPolicy != v1.RestartPolicyNever
 	last := len(pod.Spec.InitContainers) - 1
 
 	for i := last; i >= 0; i-- {
@@ -218,7 +217,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 				break
 			}
 			if initContainerFailed(cs) {
-				if !restartOnFailure {
+				if !containerRestarts(c, pod.Spec.RestartPolicy, cs.ExitCode) {
 					a.KillPod = true
 					a.InitContainersToStart = nil
 					return false
@@ -241,7 +240,7 @@ func computeInitContainerActions(in planInput, a *podActions) bool {
 			if !initContainerFailed(cs) {
 				break
 			}
-			if !restartOnFailure {
+			if !restartsAfterKill(c, pod.Spec.RestartPolicy) {
 				a.KillPod = true
 				a.InitContainersToStart = nil
 				return false
@@ -296,8 +295,8 @@ func sandboxChanged(pod *v1.Pod, status *runtimeStatus) (bool, uint32, string, s
 }
 
 // shouldRestart is the kubelet's ShouldContainerBeRestarted for the newest
-// instance of a container (nil: never started).
-func shouldRestart(pod *v1.Pod, cs *containerStatus) bool {
+// instance of container c (nil: never started).
+func shouldRestart(pod *v1.Pod, c *v1.Container, cs *containerStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
 	}
@@ -310,13 +309,7 @@ func shouldRestart(pod *v1.Pod, cs *containerStatus) bool {
 	case stateUnknown, stateCreated:
 		return true
 	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return cs.ExitCode != 0
-	}
-	return true
+	return containerRestarts(c, pod.Spec.RestartPolicy, cs.ExitCode)
 }
 
 func succeeded(cs *containerStatus) bool {

@@ -323,6 +323,123 @@ func TestComputePodActions(t *testing.T) {
 			want: podActions{SandboxID: "sb0",
 				ContainersToKill: map[string]containerToKill{"app1-0": {Name: "app1", Reason: killStartupProbe, Message: "Container app1 failed startup probe"}}},
 		},
+		// A container's own restartPolicy and restartPolicyRules
+		// (ContainerRestartRules) decide before the pod's.
+		{
+			name: "a container's own Never under a pod's Always: not restarted",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				setState(s, "app1", stateExited, 1)
+			},
+			want: podActions{SandboxID: "sb0", ContainersToKill: noKill},
+		},
+		{
+			name: "a container's own Always under a pod's Never: restarted",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyNever
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyAlways)
+				setState(s, "app1", stateExited, 0)
+			},
+			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0}, ContainersToKill: noKill},
+		},
+		{
+			name: "a container's own OnFailure under a pod's Never: restarted after exit 3",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyNever
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+				setState(s, "app1", stateExited, 3)
+			},
+			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0}, ContainersToKill: noKill},
+		},
+		{
+			name: "a Restart rule matching the exit code wins over the container's Never",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpIn, 42)}
+				setState(s, "app1", stateExited, 42)
+			},
+			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0}, ContainersToKill: noKill},
+		},
+		{
+			name: "a Restart rule that does not match leaves the container's Never",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpIn, 42)}
+				setState(s, "app1", stateExited, 1)
+			},
+			want: podActions{SandboxID: "sb0", ContainersToKill: noKill},
+		},
+		{
+			name: "every regular container done by its own Never under a pod's Always: kill the pod",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				for i := range p.Spec.Containers {
+					p.Spec.Containers[i].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				}
+				setState(s, "app1", stateExited, 0)
+				setState(s, "app2", stateExited, 1)
+			},
+			want: podActions{KillPod: true, SandboxID: "sb0", ContainersToKill: noKill},
+		},
+		{
+			name: "an init container's own OnFailure under a pod's Never: restarted after a failure",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyNever
+				p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+				withoutContainers(s, "app1", "app2", "sidecar", "init2")
+				setState(s, "init1", stateExited, 1)
+			},
+			want: podActions{SandboxID: "sb0", InitContainersToStart: []int{0}, ContainersToKill: noKill},
+		},
+		{
+			name: "an init container's own Never under a pod's Always: a failure kills the pod",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				withoutContainers(s, "app1", "app2", "sidecar", "init2")
+				setState(s, "init1", stateExited, 1)
+			},
+			want: podActions{KillPod: true, SandboxID: "sb0", ContainersToKill: noKill},
+		},
+		{
+			name: "an init container in unknown state with its own Never: the pod is killed (no exit code for rules)",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.InitContainers[0].RestartPolicyRules = []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpNotIn, 0)}
+				withoutContainers(s, "app1", "app2", "sidecar", "init2")
+				setState(s, "init1", stateUnknown, 0)
+			},
+			want: podActions{KillPod: true, SandboxID: "sb0", ContainersToKill: noKill},
+		},
+		{
+			name: "liveness failure of a container with its own Never under a pod's Always: kill without restart",
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				pr.Liveness = map[string]probeResult{"app1-0": probeFailure}
+			},
+			want: podActions{SandboxID: "sb0",
+				ContainersToKill: map[string]containerToKill{"app1-0": {Name: "app1", Reason: killLivenessProbe, Message: "Container app1 failed liveness probe"}}},
+		},
+		{
+			name: "liveness failure of a container with its own OnFailure under a pod's Never: kill and restart",
+			mutate: func(p *v1.Pod, s *runtimeStatus, pr *probeResults) {
+				p.Spec.RestartPolicy = v1.RestartPolicyNever
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+				pr.Liveness = map[string]probeResult{"app1-0": probeFailure}
+			},
+			want: podActions{SandboxID: "sb0", ContainersToStart: []int{0},
+				ContainersToKill: map[string]containerToKill{"app1-0": {Name: "app1", Reason: killLivenessProbe, Message: "Container app1 failed liveness probe, will be restarted"}}},
+		},
+		{
+			name: "sandbox died: a container with its own OnFailure that succeeded is not started again",
+			mutate: func(p *v1.Pod, s *runtimeStatus, _ *probeResults) {
+				p.Spec.InitContainers = nil
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+				s.Sandboxes[0].Ready = false
+				withoutContainers(s, "init1", "init2", "sidecar")
+				setState(s, "app1", stateExited, 0)
+				setState(s, "app2", stateExited, 0)
+			},
+			want: podActions{KillPod: true, CreateSandbox: true, SandboxID: "sb0", Attempt: 1, ContainersToStart: []int{1}, ContainersToKill: noKill},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -486,4 +603,10 @@ func TestRequeueAfter(t *testing.T) {
 			t.Errorf("requeueAfter(%s, %v) = %s, want %s", tc.remaining, tc.rnd, got, tc.want)
 		}
 	}
+}
+
+// restartOn is a Restart rule on the exit codes.
+func restartOn(op v1.ContainerRestartRuleOnExitCodesOperator, codes ...int32) v1.ContainerRestartRule {
+	return v1.ContainerRestartRule{Action: v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: op, Values: codes}}
 }

@@ -117,19 +117,16 @@ func execContainer(pod string, rec podContainers, annotation, name string) (c Po
 
 // restarts says whether the kubelet starts a container again after an
 // instance of it exited with exitCode: a sidecar always; an init
-// container after a failure, unless the pod's policy is Never; a regular
-// container by the pod's policy (OnFailure: after a failure). An unknown
-// policy counts as the default, Always.
+// container after a failure that its restart rules or policy, else the
+// pod's, restart (containerRestarts); a regular container likewise
+// (OnFailure: after a failure). An unknown pod policy counts as the
+// default, Always.
 func restarts(policy v1.RestartPolicy, c PodContainer, exitCode int32) bool {
-	switch {
-	case c.Kind == KindSidecar:
+	switch c.Kind {
+	case KindSidecar:
 		return true
-	case c.Kind == KindInit:
-		return exitCode != 0 && policy != v1.RestartPolicyNever
-	case policy == v1.RestartPolicyNever:
-		return false
-	case policy == v1.RestartPolicyOnFailure:
-		return exitCode != 0
+	case KindInit:
+		return exitCode != 0 && containerRestarts(c.Container, policy, exitCode)
 	}
-	return true
+	return containerRestarts(c.Container, policy, exitCode)
 }

@@ -185,7 +185,7 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 		// A container that will start again shows why it is waiting, with
 		// its last run as the last state. One that will not (restartPolicy
 		// Never, or OnFailure after exit 0) shows how it ended.
-		willStart := podresources.IsSidecar(c) || shouldRestart(in.Pod, cur)
+		willStart := podresources.IsSidecar(c) || shouldRestart(in.Pod, c, cur)
 		if r, ok := in.Reasons[c.Name]; ok && cur.State != stateRunning && !in.Terminal && willStart {
 			if s.State.Terminated != nil {
 				s.LastTerminationState.Terminated = s.State.Terminated
@@ -235,7 +235,7 @@ func terminated(runtimeName string, cs *containerStatus) *v1.ContainerStateTermi
 
 // podPhase is the kubelet's getPhase over API container statuses.
 func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
-	pendingInit, failedInit := 0, 0
+	pendingInit, failedInit := 0, 0 // failedInit: failed and not restarted
 	initialized := false
 	for _, s := range statuses {
 		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
@@ -253,22 +253,26 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 		switch {
 		case s != nil && s.State.Terminated != nil:
-			if s.State.Terminated.ExitCode != 0 {
+			if code := s.State.Terminated.ExitCode; code != 0 && !containerRestarts(c, pod.Spec.RestartPolicy, code) {
 				failedInit++
 			}
 		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil &&
 			s.LastTerminationState.Terminated.ExitCode != 0:
-			failedInit++ // waiting to restart after a failure
+			// waiting to restart after a failure
+			if !containerRestarts(c, pod.Spec.RestartPolicy, s.LastTerminationState.Terminated.ExitCode) {
+				failedInit++
+			}
 		default:
 			pendingInit++ // not created yet, running, waiting, or unknown
 		}
 	}
-	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+	if failedInit > 0 {
 		return v1.PodFailed
 	}
-	unknown, running, waiting, stopped, succeededN := 0, 0, 0, 0, 0
+	unknown, running, waiting, stopped, stoppedForGood, succeededN := 0, 0, 0, 0, 0, 0
 	for i := range pod.Spec.Containers {
-		s := findStatus(statuses, pod.Spec.Containers[i].Name)
+		c := &pod.Spec.Containers[i]
+		s := findStatus(statuses, c.Name)
 		switch {
 		case s == nil:
 			unknown++
@@ -276,12 +280,18 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			running++
 		case s.State.Terminated != nil:
 			stopped++
+			if !containerRestarts(c, pod.Spec.RestartPolicy, s.State.Terminated.ExitCode) {
+				stoppedForGood++
+			}
 			if s.State.Terminated.ExitCode == 0 {
 				succeededN++
 			}
 		case s.State.Waiting != nil:
-			if s.LastTerminationState.Terminated != nil {
+			if t := s.LastTerminationState.Terminated; t != nil {
 				stopped++
+				if !containerRestarts(c, pod.Spec.RestartPolicy, t.ExitCode) {
+					stoppedForGood++
+				}
 			} else {
 				waiting++
 			}
@@ -301,18 +311,14 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			}
 			return v1.PodFailed
 		}
-		switch pod.Spec.RestartPolicy {
-		case v1.RestartPolicyAlways:
-			return v1.PodRunning
-		case v1.RestartPolicyOnFailure:
-			if stopped == succeededN {
-				return v1.PodSucceeded
-			}
-			return v1.PodRunning
+		// With ContainerRestartRules the kubelet asks each container's
+		// policy (its own, else the pod's) whether it runs again.
+		switch {
+		case stopped != stoppedForGood:
+			return v1.PodRunning // some container is restarting
+		case stopped == succeededN:
+			return v1.PodSucceeded
 		default:
-			if stopped == succeededN {
-				return v1.PodSucceeded
-			}
 			return v1.PodFailed
 		}
 	}

@@ -198,6 +198,63 @@ func TestPodPhase(t *testing.T) {
 			want:    v1.PodPending,
 		},
 		{
+			name:    "an init container with its own OnFailure under Never stays Pending while it restarts",
+			mutate:  func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure) },
+			init:    []v1.ContainerStatus{restarting("init", 1)},
+			regular: []v1.ContainerStatus{cstatus("a", waiting(reasonPodInitializing)), cstatus("b", waiting(reasonPodInitializing))},
+			want:    v1.PodPending,
+		},
+		{
+			name:    "an init container with its own Never under Always fails the pod",
+			policy:  v1.RestartPolicyAlways,
+			mutate:  func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever) },
+			init:    []v1.ContainerStatus{cstatus("init", exited(2))},
+			regular: []v1.ContainerStatus{cstatus("a", waiting(reasonPodInitializing)), cstatus("b", waiting(reasonPodInitializing))},
+			want:    v1.PodFailed,
+		},
+		{
+			name:   "every container done by its own Never under Always: Failed when one failed",
+			policy: v1.RestartPolicyAlways,
+			mutate: func(p *v1.Pod) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.Containers[1].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+			},
+			init:    []v1.ContainerStatus{cstatus("init", exited(0))},
+			regular: []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(1))},
+			want:    v1.PodFailed,
+		},
+		{
+			name:   "every container done by its own OnFailure under Always, all exit 0: Succeeded",
+			policy: v1.RestartPolicyAlways,
+			mutate: func(p *v1.Pod) {
+				p.Spec.Containers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+				p.Spec.Containers[1].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure)
+			},
+			init:    []v1.ContainerStatus{cstatus("init", exited(0))},
+			regular: []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(0))},
+			want:    v1.PodSucceeded,
+		},
+		{
+			name: "a container that a Restart rule restarts keeps a Never pod Running",
+			mutate: func(p *v1.Pod) {
+				p.Spec.Containers[1].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.Containers[1].RestartPolicyRules = []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpIn, 42)}
+			},
+			init:    []v1.ContainerStatus{cstatus("init", exited(0))},
+			regular: []v1.ContainerStatus{cstatus("a", exited(0)), restarting("b", 42)},
+			want:    v1.PodRunning,
+		},
+		{
+			name: "the same container after an exit code no rule matches: the Never pod Failed",
+			mutate: func(p *v1.Pod) {
+				p.Spec.Containers[1].RestartPolicy = ptrTo(v1.ContainerRestartPolicyNever)
+				p.Spec.Containers[1].RestartPolicyRules = []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpIn, 42)}
+			},
+			init:    []v1.ContainerStatus{cstatus("init", exited(0))},
+			regular: []v1.ContainerStatus{cstatus("a", exited(0)), cstatus("b", exited(7))},
+			want:    v1.PodFailed,
+		},
+		{
 			name: "a running sidecar does not keep a pod whose containers finished from completing",
 			mutate: func(p *v1.Pod) {
 				always := v1.ContainerRestartPolicyAlways

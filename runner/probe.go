@@ -67,6 +67,7 @@ type probeTarget struct {
 	ID        string
 	Running   bool
 	Exited    bool
+	ExitCode  int32 // of an exited instance
 	StartedAt time.Time
 	// Started: running, and the startup probe succeeded or there is none.
 	Started bool
@@ -79,9 +80,10 @@ type probeTarget struct {
 type probeWorker struct {
 	kind probeKind
 	spec *v1.Probe
-	// restarts: a terminated instance is followed by another (pod
-	// restartPolicy not Never, or a sidecar), so the worker goes on.
-	restarts bool
+	// restarts says whether an instance that exited with the code is
+	// followed by another (containerRestarts: the container's rules and
+	// policy, else the pod's; a sidecar always), so the worker goes on.
+	restarts func(exitCode int32) bool
 
 	containerID string
 	onHold      bool // after a published liveness/startup Failure, until a new instance
@@ -89,7 +91,7 @@ type probeWorker struct {
 	resultRun   int
 }
 
-func newProbeWorker(kind probeKind, spec *v1.Probe, restarts bool) *probeWorker {
+func newProbeWorker(kind probeKind, spec *v1.Probe, restarts func(exitCode int32) bool) *probeWorker {
 	return &probeWorker{kind: kind, spec: spec, restarts: restarts, lastResult: probeUnknown}
 }
 
@@ -122,7 +124,7 @@ func (w *probeWorker) tick(results map[string]probeResult, t probeTarget, ok boo
 	if !t.Running {
 		changed = set(results, t.ID, probeFailure) || changed
 		// Stop when no further instance will come.
-		return false, t.Exited && !w.restarts, changed
+		return false, t.Exited && !w.restarts(t.ExitCode), changed
 	}
 	// No probing during initialDelaySeconds, counted in whole seconds from
 	// the instance's start.

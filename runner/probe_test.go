@@ -40,11 +40,12 @@ func probing(id string, started bool) probeTarget {
 func TestProbeWorker(t *testing.T) {
 	base := v1.Probe{PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 3}
 	tests := []struct {
-		name     string
-		kind     probeKind
-		mutate   func(*v1.Probe)
-		restarts bool
-		steps    []step
+		name       string
+		kind       probeKind
+		mutate     func(*v1.Probe)
+		restarts   bool
+		restartsOn func(exitCode int32) bool // instead of restarts
+		steps      []step
 	}{
 		{name: "no container yet: nothing is published and nothing probed", kind: probeReadiness,
 			steps: []step{{absent: true, none: true}}},
@@ -113,6 +114,12 @@ func TestProbeWorker(t *testing.T) {
 			}},
 		{name: "the worker stops when an exited container will not restart", kind: probeReadiness, restarts: false,
 			steps: []step{{t: probeTarget{ID: "a", Exited: true}, probe: false, stop: true, publish: probeFailure}}},
+		{name: "the worker goes on after an exit code its container restarts on", kind: probeReadiness,
+			restartsOn: func(code int32) bool { return code == 42 },
+			steps:      []step{{t: probeTarget{ID: "a", Exited: true, ExitCode: 42}, probe: false, stop: false, publish: probeFailure}}},
+		{name: "the worker stops after an exit code its container does not restart on", kind: probeReadiness,
+			restartsOn: func(code int32) bool { return code == 42 },
+			steps:      []step{{t: probeTarget{ID: "a", Exited: true, ExitCode: 1}, probe: false, stop: true, publish: probeFailure}}},
 		{name: "a new instance starts from the initial result", kind: probeReadiness, restarts: true,
 			steps: []step{
 				{t: probing("a", true), result: probeSuccess, probe: true, publish: probeSuccess},
@@ -125,7 +132,11 @@ func TestProbeWorker(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(&spec)
 			}
-			w := newProbeWorker(tt.kind, &spec, tt.restarts)
+			restarts := func(int32) bool { return tt.restarts }
+			if tt.restartsOn != nil {
+				restarts = tt.restartsOn
+			}
+			w := newProbeWorker(tt.kind, &spec, restarts)
 			results := map[string]probeResult{}
 			for i, s := range tt.steps {
 				probe, stop, _ := w.tick(results, s.t, !s.absent, pt0.Add(s.at))

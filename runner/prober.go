@@ -71,7 +71,8 @@ type containerWorker struct {
 func (pr *podProber) start(ctx context.Context) {
 	ctx, pr.cancel = context.WithCancel(ctx)
 	pod := pr.pod
-	spawn := func(c *v1.Container, restarts bool) {
+	spawn := func(c *v1.Container) {
+		restarts := func(exitCode int32) bool { return containerRestarts(c, pod.Spec.RestartPolicy, exitCode) }
 		for _, k := range []probeKind{probeStartup, probeReadiness, probeLiveness} {
 			spec := k.spec(c)
 			if spec == nil {
@@ -93,11 +94,11 @@ func (pr *podProber) start(ctx context.Context) {
 	}
 	for i := range pod.Spec.InitContainers {
 		if c := &pod.Spec.InitContainers[i]; podresources.IsSidecar(c) {
-			spawn(c, true)
+			spawn(c)
 		}
 	}
 	for i := range pod.Spec.Containers {
-		spawn(&pod.Spec.Containers[i], pod.Spec.RestartPolicy != v1.RestartPolicyNever)
+		spawn(&pod.Spec.Containers[i])
 	}
 }
 
@@ -196,7 +197,7 @@ func (pr *podProber) target(c *v1.Container) (probeTarget, bool) {
 	if cs == nil {
 		return probeTarget{}, false
 	}
-	t := probeTarget{ID: cs.ID, Running: cs.State == stateRunning, Exited: cs.State == stateExited, StartedAt: cs.StartedAt}
+	t := probeTarget{ID: cs.ID, Running: cs.State == stateRunning, Exited: cs.State == stateExited, ExitCode: cs.ExitCode, StartedAt: cs.StartedAt}
 	t.Started = t.Running && (c.StartupProbe == nil || pr.results.Startup[cs.ID] == probeSuccess)
 	return t, true
 }

@@ -216,8 +216,9 @@ func ownerFromLabels(l map[string]string) Owner {
 
 // podContainers is a pod's restart policy and its containers in spec
 // order, init containers first, as annotationContainers records them:
-// PodContainers with their kinds and names only (podrun keeps no spec
-// after a run), which logs, exec and down choose from.
+// PodContainers with their kinds, names and restart policies and rules
+// only (podrun keeps no spec after a run), which logs, exec and down
+// choose from.
 type podContainers struct {
 	RestartPolicy v1.RestartPolicy
 	Containers    []PodContainer
@@ -235,13 +236,22 @@ type containerJSON struct {
 	Name    string `json:"name"`
 	Init    bool   `json:"init,omitempty"`
 	Sidecar bool   `json:"sidecar,omitempty"` // a restartable init container
+	// The container's own restart policy and rules (ContainerRestartRules),
+	// which decide before the pod's whether an exited instance is followed
+	// by another.
+	RestartPolicy      *v1.ContainerRestartPolicy `json:"restartPolicy,omitempty"`
+	RestartPolicyRules []v1.ContainerRestartRule  `json:"restartPolicyRules,omitempty"`
 }
 
 // containersRecord is the annotationContainers value of a pod.
 func containersRecord(pod *v1.Pod) string {
 	rec := containersJSON{RestartPolicy: pod.Spec.RestartPolicy}
 	for _, c := range PodContainers(pod) {
-		rec.Containers = append(rec.Containers, containerJSON{c.Name, c.Kind != KindContainer, c.Kind == KindSidecar})
+		cj := containerJSON{Name: c.Name, Init: c.Kind != KindContainer, Sidecar: c.Kind == KindSidecar}
+		if c.Kind != KindSidecar { // a sidecar's Always is its kind
+			cj.RestartPolicy, cj.RestartPolicyRules = c.RestartPolicy, c.RestartPolicyRules
+		}
+		rec.Containers = append(rec.Containers, cj)
 	}
 	b, _ := json.Marshal(rec)
 	return string(b)
@@ -269,7 +279,9 @@ func containersOf(sb *runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) podCo
 	if s := sb.GetAnnotations()[annotationContainers]; s != "" && json.Unmarshal([]byte(s), &rec) == nil && len(rec.Containers) > 0 {
 		out := podContainers{RestartPolicy: rec.RestartPolicy}
 		for _, c := range rec.Containers {
-			out.Containers = append(out.Containers, recordedContainer(c.Name, c.Init, c.Sidecar))
+			rc := recordedContainer(c.Name, c.Init, c.Sidecar)
+			rc.RestartPolicy, rc.RestartPolicyRules = c.RestartPolicy, c.RestartPolicyRules
+			out.Containers = append(out.Containers, rc)
 		}
 		return out
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -138,5 +139,30 @@ func TestReplaceFile(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(target); string(got) != "third" {
 		t.Errorf("a failed replace changed the target to %q", got)
+	}
+}
+
+// A container's own restart policy and rules go into the record, so that
+// logs -f, which reads the record after the run, knows whether an exited
+// instance is followed by another.
+func TestContainersRecordKeepsRestartRules(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{
+		{Name: "job", RestartPolicy: ptrTo(v1.ContainerRestartPolicyNever),
+			RestartPolicyRules: []v1.ContainerRestartRule{restartOn(v1.ContainerRestartRuleOnExitCodesOpIn, 42)}},
+		{Name: "web"},
+	}}}
+	rec := containersOf(&runtimeapi.PodSandbox{Annotations: map[string]string{annotationContainers: containersRecord(pod)}}, nil)
+	if len(rec.Containers) != 2 {
+		t.Fatalf("containersOf = %+v", rec)
+	}
+	job, web := rec.Containers[0], rec.Containers[1]
+	for _, tc := range []struct {
+		c    PodContainer
+		exit int32
+		want bool
+	}{{job, 42, true}, {job, 1, false}, {job, 0, false}, {web, 0, true}} {
+		if got := restarts(rec.RestartPolicy, tc.c, tc.exit); got != tc.want {
+			t.Errorf("restarts(%s, exit %d) = %v, want %v", tc.c.Name, tc.exit, got, tc.want)
+		}
 	}
 }

@@ -384,6 +384,54 @@ func validateUniqueName(errs field.ErrorList, name string, p *field.Path, names 
 	return errs
 }
 
+// validateContainerRestartPolicy checks a container's own restartPolicy and
+// restartPolicyRules (feature ContainerRestartRules, beta and on by
+// default since v1.35) as the API server's validateContainerRestartPolicy
+// does for init, sidecar and regular containers (v1.37, with
+// RestartAllContainersOnContainerExits on): a policy of Always, OnFailure
+// or Never, set whenever there are rules; at most 20 rules, each with
+// exitCodes (operator In or NotIn, at most 255 values) and an action.
+// podrun runs the Restart action and refuses RestartAllContainers, which
+// restarts the whole pod in place, rather than run the pod differently
+// from a kubelet (docs/kubelet-differences.md, restart-rules).
+func validateContainerRestartPolicy(c *v1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	policies := []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure}
+	switch {
+	case c.RestartPolicy == nil && len(c.RestartPolicyRules) > 0:
+		errs = append(errs, field.Required(p.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+	case c.RestartPolicy != nil && !slices.Contains(policies, *c.RestartPolicy):
+		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, policies))
+	}
+	if n := len(c.RestartPolicyRules); n > 20 {
+		errs = append(errs, field.TooMany(p.Child("restartPolicyRules"), n, 20))
+	}
+	actions := []v1.ContainerRestartRuleAction{v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers}
+	operators := []v1.ContainerRestartRuleOnExitCodesOperator{v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleOnExitCodesOpNotIn}
+	for i, r := range c.RestartPolicyRules {
+		rp := p.Child("restartPolicyRules").Index(i)
+		switch r.Action {
+		case v1.ContainerRestartRuleActionRestart:
+		case v1.ContainerRestartRuleActionRestartAllContainers:
+			errs = append(errs, field.Forbidden(rp.Child("action"),
+				"the RestartAllContainers action is not supported by podrun: it restarts a container by its own rules and policy, and would run this pod differently from a kubelet"))
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("action"), r.Action, actions))
+		}
+		if r.ExitCodes == nil {
+			errs = append(errs, field.Required(rp.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		if !slices.Contains(operators, r.ExitCodes.Operator) {
+			errs = append(errs, field.NotSupported(rp.Child("exitCodes", "operator"), r.ExitCodes.Operator, operators))
+		}
+		if n := len(r.ExitCodes.Values); n > 255 {
+			errs = append(errs, field.TooMany(rp.Child("exitCodes", "values"), n, 255))
+		}
+	}
+	return errs
+}
+
 // validateContainer validates one init or regular container. names holds
 // the container names seen so far, across init and regular containers;
 // grace is the pod's terminationGracePeriodSeconds (defaulted), which
@@ -405,28 +453,8 @@ func validateContainer(c *v1.Container, p *field.Path, vols, names map[string]bo
 		errs = append(errs, field.NotSupported(p.Child("terminationMessagePolicy"), c.TerminationMessagePolicy, terminationMsgPolicys()))
 	}
 
-	// Container restart rules (feature ContainerRestartRules, and the
-	// RestartAllContainers action of RestartAllContainersOnContainerExits)
-	// change what the kubelet restarts on an exit; podrun restarts by
-	// restartPolicy alone, so it refuses them rather than run the pod
-	// differently (docs/kubelet-differences.md, restart-rules).
-	if len(c.RestartPolicyRules) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("restartPolicyRules"),
-			"container restart rules are not supported by podrun: it restarts containers by restartPolicy alone, and would run this pod differently from a kubelet"))
-	}
-
-	sidecar := false
-	if rp := c.RestartPolicy; rp != nil {
-		always := []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways}
-		switch {
-		case !init:
-			errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"))
-		case *rp != v1.ContainerRestartPolicyAlways:
-			errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *rp, always))
-		default:
-			sidecar = true
-		}
-	}
+	errs = append(errs, validateContainerRestartPolicy(c, p)...)
+	sidecar := init && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 
 	errs = append(errs, validatePorts(c.Ports, p.Child("ports"))...)
 	errs = append(errs, validateResources(&c.Resources, p.Child("resources"), containerResourceName)...)

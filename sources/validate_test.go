@@ -316,18 +316,29 @@ func TestValidation(t *testing.T) {
   dnsPolicy: None
   terminationGracePeriodSeconds: -1
   initContainers:
-  - {name: init, image: busybox, restartPolicy: Never}
+  - {name: init, image: busybox, restartPolicy: Sometimes}
   - name: watcher
     image: busybox
     restartPolicy: Always
     restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [88]}}]
+  - {name: once, image: busybox, restartPolicy: Never}
   containers:
-  - {name: app, image: nginx, imagePullPolicy: Sometimes, restartPolicy: Always}`,
+  - {name: app, image: nginx, imagePullPolicy: Sometimes, restartPolicy: Always}
+  - name: rules
+    image: busybox
+    restartPolicyRules:
+    - {action: Restart}
+    - {action: Retry, exitCodes: {operator: Equals, values: [1]}}
+    - {action: Restart, exitCodes: {operator: NotIn, values: [0]}}
+  - {name: own, image: busybox, restartPolicy: OnFailure, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]}`,
 			want: []string{
-				`spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"`,
-				`spec.initContainers[1].restartPolicyRules: Forbidden: container restart rules are not supported by podrun: it restarts containers by restartPolicy alone, and would run this pod differently from a kubelet`,
+				`spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
+				`spec.initContainers[1].restartPolicyRules[0].action: Forbidden: the RestartAllContainers action is not supported by podrun: it restarts a container by its own rules and policy, and would run this pod differently from a kubelet`,
 				`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"`,
-				`spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers`,
+				`spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
+				`spec.containers[1].restartPolicyRules[0].exitCodes: Required value: must be specified`,
+				`spec.containers[1].restartPolicyRules[1].action: Unsupported value: "Retry": supported values: "Restart", "RestartAllContainers"`,
+				`spec.containers[1].restartPolicyRules[1].exitCodes.operator: Unsupported value: "Equals": supported values: "In", "NotIn"`,
 				`spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
 				`spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when dnsPolicy is None`,
 				`spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0`,
