@@ -166,6 +166,8 @@ func volumeSummary(s v1.VolumeSource) string {
 			}
 		}
 		return "projected (" + strings.Join(parts, ", ") + ")"
+	case s.Image != nil:
+		return fmt.Sprintf("image %s (%s)", s.Image.Reference, s.Image.PullPolicy)
 	}
 	return "?"
 }

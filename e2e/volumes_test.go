@@ -51,6 +51,56 @@ func TestE2EVolumeEmptyDir(t *testing.T) {
 	expectLines(t, r.stdout, "mem tmpfs size=16384k mode=1777", "plain disk mode=777", "private mode=750", "mem writable")
 }
 
+// An image volume (ImageVolume, GA in v1.36): the runtime mounts the
+// image read-only, whole and by a subPath; podrun pulls it first (IfNotPresent,
+// with the pod's pull secrets), as the kubelet does. containerd 1.6 has no
+// image volumes: it drops the mount's image, and podrun's error says so
+// (exit 125, nothing left).
+func TestE2EVolumeImage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-f", testdata("volumes/image-volume.yaml")}, "")
+	if onContainerd1() {
+		expectCode(t, r, 125)
+		if !strings.Contains(r.stderr, `container "c" mounts the image volume "art": the runtime must support image volumes`) {
+			t.Errorf("no hint that the runtime lacks image volumes\n%s", r)
+		}
+		return
+	}
+	expectCode(t, r, 0)
+	expectLines(t, r.stdout, "volume 1 2", "sub file 2", "read-only")
+	if !strings.Contains(r.stderr, `pod/e2e-vol-image: Pulled: Container image "quay.io/crio/artifact:v2" already present on machine`) &&
+		!strings.Contains(r.stderr, `pod/e2e-vol-image: Pulled: Successfully pulled image "quay.io/crio/artifact:v2"`) {
+		t.Errorf("no Pulled event of the image volume's image\n%s", r)
+	}
+	if i, j := strings.Index(r.stderr, `image "quay.io/crio/artifact:v2"`), strings.Index(r.stderr, `image "busybox:1.28"`); i < 0 || j < i {
+		t.Errorf("the container's image came before the image volume's\n%s", r)
+	}
+}
+
+// An image volume whose image is not in the registry: the pull fails for
+// good, at the turn of the container that mounts it, with the kubelet's
+// ErrImagePull words, and the run ends (125) with nothing left.
+func TestE2EVolumeImageNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	manifest := strings.ReplaceAll(strings.ReplaceAll(readTestdata(t, "volumes/image-volume.yaml"),
+		"quay.io/crio/artifact:v2", "quay.io/crio/missing:v9"), "name: e2e-vol-image", "name: e2e-vol-image-missing")
+	r := e.runPodrun([]string{"-f", "-"}, manifest)
+	expectCode(t, r, 125)
+	for _, want := range []string{
+		`pod/e2e-vol-image-missing: Pulling: Pulling image "quay.io/crio/missing:v9"`,
+		`ErrImagePull: Failed to pull image "quay.io/crio/missing:v9"`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("output lacks %q\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "Created container") {
+		t.Errorf("a container was created without its image volume\n%s", r)
+	}
+}
+
 func TestE2EVolumeHostPath(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -351,6 +351,7 @@ MIRROR_IMAGES=(
   "nginx docker.io/library/nginx latest 1.14.2 1.16.1 1.29"
   "nginx registry.k8s.io/nginx latest"
   "etcd registry.k8s.io/etcd 3.4.23-0"
+  "artifact quay.io/crio/artifact v2"
 )
 # Upstream registry names that get a hosts.toml pointing at the mirror.
 UPSTREAMS=(docker.io registry.k8s.io k8s.gcr.io gcr.io quay.io ghcr.io)
@@ -737,6 +738,14 @@ EOF
   cp -L /lib64/ld-linux-x86-64.so.2 "$r/lib64/"
   rm -rf "$out/etcd-deb"
 
+  # Image volume content, as the Kubernetes docs' quay.io/crio/artifact:v2
+  # holds it (their image-volumes examples): /file with 1, /dir/file with 2.
+  # An image of one data layer, mounted by the runtime, never run.
+  r=$out/rootfs-artifact
+  mkdir -p "$r/dir"
+  echo 1 >"$r/file"
+  echo 2 >"$r/dir/file"
+
   local PATHENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   "$DIR/bin/mkimage" -out "$out/busybox" -layer "$out/rootfs-base" -env "$PATHENV" -cmd '["sh"]'
   "$DIR/bin/mkimage" -out "$out/private" -layer "$out/rootfs-base" -layer "$out/rootfs-private" \
@@ -747,6 +756,7 @@ EOF
     -env "$PATHENV" -expose 80/tcp -entrypoint '["/docker-entrypoint.sh"]' -cmd '["nginx","-g","daemon off;"]'
   "$DIR/bin/mkimage" -out "$out/etcd" -layer "$out/rootfs-base" -layer "$out/rootfs-etcd" \
     -env "$PATHENV" -expose 2379/tcp -expose 2380/tcp -cmd '["etcd"]'
+  "$DIR/bin/mkimage" -out "$out/artifact" -layer "$out/rootfs-artifact"
 }
 
 # etcd_debs DIR: Debian's etcd-server and etcd-client packages in DIR,

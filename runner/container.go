@@ -36,6 +36,11 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 	}
 
 	sandboxCfg := p.sandboxes[sandboxID]
+	// The image volumes first, as the kubelet's lazyStart pulls them
+	// before the container's own image.
+	if ok, wakeAt, err := p.ensureImageVolumes(ctx, c, sandboxCfg); err != nil || !ok {
+		return false, wakeAt, err
+	}
 	ref, wakeAt, err := p.ensureImage(ctx, c, sandboxCfg)
 	if err != nil {
 		return false, time.Time{}, err
@@ -65,7 +70,11 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 			p.acted.all = true
 			return true, time.Time{}, nil
 		}
-		return false, time.Time{}, p.withCgroupDriverHint(fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err))
+		err = fmt.Errorf("%s: creating container %q: %w", reasonCreateContainerErr, c.Name, err)
+		if hint := imageVolumeHint(p.pod, c, err.Error()); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
+		return false, time.Time{}, p.withCgroupDriverHint(err)
 	}
 	p.acted.containers = append(p.acted.containers, id)
 	p.event("Created", "Created container %s", c.Name)

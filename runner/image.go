@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ type podImages struct {
 	refs    map[string]string            // image → ref, pulled or found in this run
 	info    map[string]*runtimeapi.Image // ref → the runtime's ImageStatus, once read
 	backOff backOff                      // pulls, by "<podUID>_<image>"
-	turned  map[string]bool              // containers that had their first turn (aheadFor)
+	turned  map[string]bool              // containers and image volumes that had their first turn (aheadFor)
 	noAhead bool                         // a Job's later pod: the run's pulls ahead are not its
 }
 
@@ -169,6 +170,13 @@ func checkImageNames(pods []*v1.Pod) (*Result, error) {
 // container); an ahead pull cut short and the pulls of later turns
 // (restarts, retries after back-off) go as they would without one.
 func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
+	return p.ensureImageAt(ctx, c, c.Name, sandboxCfg)
+}
+
+// ensureImageAt is ensureImage at a turn: the container's own (its name),
+// or an image volume's ("volume/" and the volume's name, c then standing
+// for the volume's image at the turn of the container that mounts it).
+func (p *podRun) ensureImageAt(ctx context.Context, c *v1.Container, turn string, sandboxCfg *runtimeapi.PodSandboxConfig) (ref string, wakeAt time.Time, err error) {
 	if err := invalidImageName(c.Image); err != nil {
 		p.reasons[c.Name] = waitingReason{Reason: err.Reason, Message: err.Message}
 		return "", time.Time{}, err
@@ -178,7 +186,7 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 		return ref, time.Time{}, nil
 	}
 	key := p.uid + "_" + c.Image
-	a := p.aheadFor(c, image)
+	a := p.aheadFor(turn, c, image)
 	if a != nil {
 		select {
 		case <-a.done:
@@ -237,16 +245,17 @@ func (p *podRun) ensureImage(ctx context.Context, c *v1.Container, sandboxCfg *r
 	return ref, time.Time{}, nil
 }
 
-// aheadFor is the run's ahead pull that stands for the pull at c's first
-// turn, nil if none (not the first turn, Never, no ahead pull of it).
-func (p *podRun) aheadFor(c *v1.Container, image string) *aheadEntry {
-	if p.images.noAhead || p.images.turned[c.Name] || c.ImagePullPolicy == v1.PullNever {
+// aheadFor is the run's ahead pull that stands for the pull at the first
+// turn (a container's name, or an image volume's, ensureImageAt) of c's
+// image, nil if none (not the first turn, Never, no ahead pull of it).
+func (p *podRun) aheadFor(turn string, c *v1.Container, image string) *aheadEntry {
+	if p.images.noAhead || p.images.turned[turn] || c.ImagePullPolicy == v1.PullNever {
 		return nil
 	}
 	if p.images.turned == nil {
 		p.images.turned = map[string]bool{}
 	}
-	p.images.turned[c.Name] = true
+	p.images.turned[turn] = true
 	creds, _, err := pullCredentials(p.pod, image, p.r.opts.Secrets, p.r.nodeKeyrings)
 	if err != nil {
 		return nil
@@ -314,4 +323,63 @@ func (p *podRun) imageStatus(ctx context.Context, ref string) (*runtimeapi.Image
 		p.images.info[ref] = img
 	}
 	return img, err
+}
+
+// imageVolumeTurn is the turn of an image volume's pull (ensureImageAt).
+func imageVolumeTurn(volume string) string { return "volume/" + volume }
+
+// imageVolumeContainer stands for an image volume's image at the turn of
+// the container c that mounts it: its pull's events name the volume's
+// reference, and a failed pull is c's waiting reason, as the kubelet fails
+// the start of a container whose image volume did not pull
+// (toKubeContainerImageVolumes).
+func imageVolumeContainer(c *v1.Container, src *v1.ImageVolumeSource) *v1.Container {
+	return &v1.Container{Name: c.Name, Image: src.Reference, ImagePullPolicy: src.PullPolicy}
+}
+
+// ensureImageVolumes makes sure the runtime has the image of every image
+// volume that c mounts (ImageVolume, GA in v1.36), pulled as the volume's
+// pullPolicy says, with the pod's pull secrets, as the kubelet's
+// getImageVolumes does before it starts a container, and gives each to
+// the pod's volumes to mount. It reports false, with when to look again,
+// while a pull failed for now or is in back-off (c waits in ErrImagePull
+// or ImagePullBackOff); a pull that fails for good ends the run, as for a
+// container's image. The kubelet pulls every image volume of the pod at
+// the first start of a sync; podrun pulls one at the first start of a
+// container that mounts it (and ahead, prefetch.go).
+func (p *podRun) ensureImageVolumes(ctx context.Context, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (bool, time.Time, error) {
+	for i := range p.pod.Spec.Volumes {
+		v := &p.pod.Spec.Volumes[i]
+		if v.Image == nil || p.volumes == nil || !slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return m.Name == v.Name }) {
+			continue
+		}
+		ref, wakeAt, err := p.ensureImageAt(ctx, imageVolumeContainer(c, v.Image), imageVolumeTurn(v.Name), sandboxCfg)
+		if err != nil || ref == "" {
+			return false, wakeAt, err
+		}
+		handler, _ := lookupRuntimeHandler(p.pod, p.r.opts.RuntimeClasses) // refusals checked it
+		p.volumes.ResolveImage(v.Name, &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: v.Image.Reference,
+			RuntimeHandler: handler, Annotations: p.pod.Annotations})
+	}
+	return true, time.Time{}, nil
+}
+
+// imageVolumeHint explains a CreateContainer failure of a container that
+// mounts an image volume, when the runtime's words do not: a runtime
+// without image volumes (containerd before 2.1, CRI-O before 1.31) drops
+// the mount's image and fails on its empty host path (containerd 1.6:
+// `failed to mkdir ""`). "" when c mounts no image volume, or the
+// runtime's error is about the image volume already.
+func imageVolumeHint(pod *v1.Pod, c *v1.Container, msg string) string {
+	var names []string
+	for _, v := range pod.Spec.Volumes {
+		if v.Image != nil && slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return m.Name == v.Name }) {
+			names = append(names, fmt.Sprintf("%q", v.Name))
+		}
+	}
+	if len(names) == 0 || strings.Contains(msg, "image volume") {
+		return ""
+	}
+	return fmt.Sprintf("container %q mounts the image volume %s: the runtime must support image volumes (Kubernetes' ImageVolume, GA in v1.36: containerd 2.1 or later, CRI-O 1.31 or later); one that does not ignores the mount's image and fails on its empty host path",
+		c.Name, strings.Join(names, ", "))
 }

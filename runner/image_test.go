@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -43,5 +44,24 @@ func TestPullDecision(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestImageVolumeHint(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{Volumes: []v1.Volume{
+		{Name: "art", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "quay.io/crio/artifact:v2"}}},
+		{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+	}}}
+	mounting := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}, {Name: "art", MountPath: "/v"}}}
+	other := &v1.Container{Name: "d", VolumeMounts: []v1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}}
+	const old = `failed to generate spec: failed to mkdir "": mkdir : no such file or directory`
+	if h := imageVolumeHint(pod, mounting, old); !strings.Contains(h, `container "c" mounts the image volume "art": the runtime must support image volumes`) {
+		t.Errorf("hint for an old runtime's error = %q", h)
+	}
+	if h := imageVolumeHint(pod, other, old); h != "" {
+		t.Errorf("hint for a container without an image volume = %q, want none", h)
+	}
+	if h := imageVolumeHint(pod, mounting, "failed to mount image volume: not found"); h != "" {
+		t.Errorf("hint for an error about the image volume = %q, want none", h)
 	}
 }

@@ -86,8 +86,8 @@ func pullsAhead(c *v1.Container) bool {
 }
 
 // planPullsAhead decides which images a run pulls ahead, in the order the
-// pods will want them: every pod's first container (init containers
-// first), then every pod's second, and so on. Each image is pulled once
+// pods will want them: every pod's first container (image volumes first,
+// then init containers), then every pod's second, and so on. Each image is pulled once
 // for all the containers that pull it with the same credentials into the
 // same snapshotter; a container with imagePullPolicy Never pulls nothing,
 // and a pod whose pull secrets do not parse pulls nothing ahead (its
@@ -99,7 +99,14 @@ func planPullsAhead(pods []*v1.Pod, secrets []*v1.Secret, node []*credentials.Ke
 	lists := make([][]v1.Container, len(pods))
 	longest := 0
 	for i, pod := range pods {
-		lists[i] = append(slices.Clip(pod.Spec.InitContainers), pod.Spec.Containers...)
+		// The image volumes first: the kubelet pulls them before it
+		// starts the pod's first container.
+		for _, v := range pod.Spec.Volumes {
+			if v.Image != nil {
+				lists[i] = append(lists[i], v1.Container{Name: imageVolumeTurn(v.Name), Image: v.Image.Reference, ImagePullPolicy: v.Image.PullPolicy})
+			}
+		}
+		lists[i] = append(append(lists[i], pod.Spec.InitContainers...), pod.Spec.Containers...)
 		longest = max(longest, len(lists[i]))
 	}
 	for n := range longest {

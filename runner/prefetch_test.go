@@ -76,6 +76,17 @@ func TestPlanPullsAhead(t *testing.T) {
 		{name: "init containers first, then the containers, default tag",
 			pods: []*v1.Pod{aheadPod("p", nil, []string{"init"}, "db:1", "app")},
 			want: []pull{{image: "init:latest", holders: []int{0}}, {image: "db:1", holders: []int{0}}, {image: "app:latest", holders: []int{0}}}},
+		{name: "image volumes before the pod's containers; Never pulls nothing",
+			pods: []*v1.Pod{func() *v1.Pod {
+				p := aheadPod("p", nil, []string{"init"}, "app:1")
+				p.Spec.Volumes = []v1.Volume{
+					{Name: "art", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "quay.io/crio/artifact:v2", PullPolicy: v1.PullIfNotPresent}}},
+					{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+					{Name: "local", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "local/only:1", PullPolicy: v1.PullNever}}},
+				}
+				return p
+			}()},
+			want: []pull{{image: "quay.io/crio/artifact:v2", holders: []int{0}}, {image: "init:latest", holders: []int{0}}, {image: "app:1", holders: []int{0}}}},
 		{name: "every pod's first container before any second",
 			pods: []*v1.Pod{aheadPod("p", nil, nil, "a1", "a2", "a3"), aheadPod("q", nil, nil, "b1")},
 			want: []pull{{image: "a1:latest", holders: []int{0}}, {image: "b1:latest", holders: []int{1}}, {image: "a2:latest", holders: []int{0}}, {image: "a3:latest", holders: []int{0}}}},

@@ -181,3 +181,31 @@ func TestPullRunInvalidImageName(t *testing.T) {
 	}
 	e.assertTornDown(t)
 }
+
+// An image volume's image is pulled with the pod's imagePullSecrets, as a
+// container's image is.
+func TestPullRunImageVolumeWithImagePullSecret(t *testing.T) {
+	e := newEnv(t)
+	isolateNodeCredentials(t)
+	e.srv.RequireAuth(privateImage, &runtimeapi.AuthConfig{Username: privateUser, Password: privatePass})
+	e.opts.Secrets = []*v1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Name: "regcred", Namespace: "default"}, Type: v1.SecretTypeDockerConfigJson,
+			Data: map[string][]byte{".dockerconfigjson": dockerConfigJSON(t, "registry.test:5000", privateUser, privatePass)}},
+	}
+	c := ctr("main", "true")
+	c.VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	pod := newPod("private-volume", v1.RestartPolicyNever, c)
+	pod.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "regcred"}}
+	pod.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{
+		Reference: privateImage, PullPolicy: v1.PullIfNotPresent}}}}
+	res := e.run(t, context.Background(), pod)
+	if !res.Pods[0].Reached() {
+		t.Fatalf("outcome %s, err %v", res.Pods[0].Outcome, res.Pods[0].Err)
+	}
+	pulls := e.srv.Pulls()
+	if len(pulls) != 1 || pulls[0].Image != privateImage || pulls[0].Auth.GetPassword() != privatePass {
+		t.Errorf("pulls %+v, want one of %s with regcred's credentials", pulls, privateImage)
+	}
+	assertNoPassword(t, e, res, privatePass)
+	e.assertTornDown(t)
+}

@@ -1107,3 +1107,50 @@ func TestRunWaitsOutAGracePeriodBeyondADuration(t *testing.T) {
 	}
 	e.assertTornDown(t)
 }
+
+// An image volume: its image is pulled (with the volume's pull policy)
+// before the container that mounts it is created, and the container's CRI
+// mounts name the pulled image, read-only, a subPath as the image subpath.
+func TestRunMountsAnImageVolume(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	var mounts []*runtimeapi.Mount
+	e.srv.SetBehavior(func(cfg *runtimeapi.ContainerConfig) fake.Behavior {
+		mu.Lock()
+		mounts = append(mounts, cfg.GetMounts()...)
+		mu.Unlock()
+		return fake.CommandBehavior(cfg, second)
+	})
+	c := ctr("main", "true")
+	c.VolumeMounts = []v1.VolumeMount{{Name: "art", MountPath: "/volume"}, {Name: "art", MountPath: "/sub", SubPath: "dir"}}
+	pod := newPod("imagevol", v1.RestartPolicyNever, c)
+	pod.Spec.Volumes = []v1.Volume{{Name: "art", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{
+		Reference: "registry.test/art:1", PullPolicy: v1.PullIfNotPresent}}}}
+	res := e.run(t, context.Background(), pod)
+	if !res.Pods[0].Reached() {
+		t.Fatalf("outcome = %s, err = %v", res.Pods[0].Outcome, res.Pods[0].Err)
+	}
+	if p := e.srv.Pulls(); len(p) != 1 || p[0].Image != "registry.test/art:1" {
+		t.Errorf("pulls = %+v, want one of registry.test/art:1", p)
+	}
+	var images []*runtimeapi.Mount
+	for _, m := range mounts {
+		if m.GetImage() != nil {
+			images = append(images, m)
+		}
+	}
+	if len(images) != 2 {
+		t.Fatalf("image mounts %v, want 2", images)
+	}
+	for i, sub := range []string{"", "dir"} {
+		m := images[i]
+		if m.GetImage().GetImage() == "" || m.GetImage().GetUserSpecifiedImage() != "registry.test/art:1" ||
+			!m.GetReadonly() || m.GetHostPath() != "" || m.GetImageSubPath() != sub {
+			t.Errorf("mount %d = %+v, want the pulled registry.test/art:1, read-only, image subpath %q", i, m, sub)
+		}
+	}
+	if out := e.progress.String(); !strings.Contains(out, `Pulling image "registry.test/art:1"`) {
+		t.Errorf("no Pulling event of the image volume\n%s", out)
+	}
+	e.assertTornDown(t)
+}

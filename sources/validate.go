@@ -200,6 +200,17 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (map[string]bool, field.Er
 		if s := v.Projected; s != nil {
 			errs = append(errs, validateProjections(s.Sources, vp.Child("projected", "sources"))...)
 		}
+		if s := v.Image; s != nil {
+			// validateImageVolumeSource: a reference, a known pull policy
+			// (defaulted from the reference's tag when not given).
+			ip := vp.Child("image")
+			if s.Reference == "" {
+				errs = append(errs, field.Required(ip.Child("reference"), ""))
+			}
+			if !containsString(pullPolicies(), s.PullPolicy) {
+				errs = append(errs, field.NotSupported(ip.Child("pullPolicy"), s.PullPolicy, pullPolicies()))
+			}
+		}
 	}
 	return names, errs
 }

@@ -250,7 +250,6 @@ func TestPlanRefusals(t *testing.T) {
 			`volume "data": persistentVolumeClaim volumes are not supported: a PersistentVolumeClaim is bound to a volume by the API server`},
 		{"csi", vol("c", v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "x"}}), `volume "c": csi volumes are not supported: csi volumes are mounted by a CSI driver`},
 		{"ephemeral", vol("e", v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}), `volume "e": ephemeral volumes are not supported`},
-		{"image", vol("i", v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "quay.io/crio/artifact:v2"}}), `volume "i": image volumes are not supported`},
 		{"nfs", vol("n", v1.VolumeSource{NFS: &v1.NFSVolumeSource{Server: "s", Path: "/"}}), `volume "n": nfs volumes are not supported: nfs volumes need the kubelet's in-tree volume plugin`},
 		{"gce", vol("g", v1.VolumeSource{GCEPersistentDisk: &v1.GCEPersistentDiskVolumeSource{PDName: "d"}}), `volume "g": gcePersistentDisk volumes are not supported`},
 		{"service account token", vol("t", v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{

@@ -58,7 +58,33 @@ type Set struct {
 	vols    []Volume
 	paths   map[string]string // volume name → host path
 	planned bool              // Planned: nothing is set up, subpaths are not bind-mounted
+	// images are the image volumes' images as pulled (ResolveImage), by
+	// volume name.
+	images map[string]*runtimeapi.ImageSpec
 }
+
+// ResolveImage gives the image volume the image to mount: the pulled
+// image's reference, as the runtime's CreateContainer takes it in a
+// mount.
+func (s *Set) ResolveImage(volume string, spec *runtimeapi.ImageSpec) {
+	if s.images == nil {
+		s.images = map[string]*runtimeapi.ImageSpec{}
+	}
+	s.images[volume] = spec
+}
+
+// vol is the plan of the pod volume named volume (a zero one if none).
+func (s *Set) vol(volume string) *Volume {
+	for i := range s.vols {
+		if s.vols[i].Name == volume {
+			return &s.vols[i]
+		}
+	}
+	return &Volume{}
+}
+
+// kind is the kind of the pod volume named volume ("" if none).
+func (s *Set) kind(volume string) Kind { return s.vol(volume).Kind }
 
 // Planned is the Set that SetUp would make of the plan under podDir,
 // without making anything (a dry run): each volume at the host path SetUp
@@ -68,9 +94,13 @@ func Planned(podDir string, pod *v1.Pod, vols []Volume) *Set {
 	s := &Set{podDir: podDir, pod: pod, vols: vols, paths: map[string]string{}, planned: true}
 	for i := range vols {
 		v := &vols[i]
-		s.paths[v.Name] = volumeDir(podDir, v)
-		if v.Kind == KindHostPath {
+		switch v.Kind {
+		case KindHostPath:
 			s.paths[v.Name] = v.HostPath
+		case KindImage:
+			s.paths[v.Name] = "" // the runtime's
+		default:
+			s.paths[v.Name] = volumeDir(podDir, v)
 		}
 	}
 	return s
@@ -106,7 +136,7 @@ func SetUp(podDir string, pod *v1.Pod, vols []Volume) (*Set, error) {
 // tearDownVolume unmounts and removes one volume's dir and its plugin
 // metadata; a hostPath is the host's and stays.
 func tearDownVolume(podDir string, v *Volume) error {
-	if v.Kind == KindHostPath {
+	if v.Kind == KindHostPath || v.Kind == KindImage {
 		return nil
 	}
 	return errors.Join(
@@ -117,6 +147,11 @@ func tearDownVolume(podDir string, v *Volume) error {
 
 // setUpVolume sets up one volume and returns its host path.
 func setUpVolume(podDir string, v *Volume, now time.Time) (string, error) {
+	if v.Kind == KindImage {
+		// The runtime mounts the image when it creates a container that
+		// mounts it, and unmounts it with the sandbox.
+		return "", nil
+	}
 	if v.Kind == KindHostPath {
 		return v.HostPath, setUpHostPath(v)
 	}
@@ -166,6 +201,23 @@ func (s *Set) ContainerMounts(c *v1.Container, env Env) ([]*runtimeapi.Mount, er
 	}
 	out := make([]*runtimeapi.Mount, 0, len(reqs))
 	for _, r := range reqs {
+		if s.kind(r.Volume) == KindImage {
+			// The runtime mounts the image, and its subPath in it
+			// (ImageSubPath); a subPath that is not in the image fails
+			// CreateContainer there.
+			img := s.images[r.Volume]
+			switch {
+			case img == nil && s.planned:
+				// A dry run pulls nothing: the image as written.
+				ref := s.vol(r.Volume).Image
+				img = &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: ref}
+			case img == nil:
+				return nil, fmt.Errorf("image volume %q of container %q: its image is not pulled", r.Volume, c.Name)
+			}
+			r.Mount.Image, r.Mount.ImageSubPath, r.Mount.SelinuxRelabel = img, r.SubPath, false
+			out = append(out, r.Mount)
+			continue
+		}
 		if r.SubPath != "" && s.planned {
 			r.Mount.HostPath = subPathTarget(s.podDir, r.Volume, c.Name, r.Index)
 		} else if r.SubPath != "" {
@@ -207,6 +259,9 @@ func (s *Set) MountSource(container string, index int) string {
 				continue
 			}
 			m := cs[i].VolumeMounts[index]
+			if s.kind(m.Name) == KindImage {
+				return "" // the runtime's mount
+			}
 			if m.SubPath != "" || m.SubPathExpr != "" {
 				return subPathTarget(s.podDir, m.Name, container, index)
 			}

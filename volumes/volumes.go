@@ -58,6 +58,9 @@ const (
 	KindSecret      Kind = "secret"
 	KindDownwardAPI Kind = "downwardAPI"
 	KindProjected   Kind = "projected"
+	// KindImage is an image volume (ImageVolume, GA in v1.36): an OCI
+	// image that the runtime mounts read-only, with no dir of podrun's.
+	KindImage Kind = "image"
 )
 
 // defaultDirMode is the mode of an emptyDir (and of the emptyDir that wraps
@@ -127,6 +130,12 @@ type Volume struct {
 	HostPath     string
 	HostPathType v1.HostPathType
 
+	// image: the reference as written and its pull policy (defaulted);
+	// the runner pulls it and gives the Set the image to mount
+	// (Set.ResolveImage).
+	Image           string
+	ImagePullPolicy v1.PullPolicy
+
 	// FSGroup, when set, is applied to the volume as the kubelet's
 	// SetVolumeOwnership does (emptyDir and the atomic writer volumes).
 	FSGroup *int64
@@ -147,8 +156,6 @@ func refusedType(t string) (string, bool) {
 		return "a generic ephemeral volume is a PersistentVolumeClaim the API server creates; podrun has none", true
 	case "csi":
 		return "csi volumes are mounted by a CSI driver through the kubelet's CSI plugin; podrun has none", true
-	case "image":
-		return "image volumes are not supported by podrun", true
 	case "gitRepo":
 		return "gitRepo volumes are deprecated and disabled in the kubelet; use an init container that clones into an emptyDir", true
 	case "flexVolume":
@@ -158,7 +165,7 @@ func refusedType(t string) (string, bool) {
 }
 
 // supportedTypes lists the volume types podrun sets up, for messages.
-const supportedTypes = "emptyDir, hostPath, configMap, secret, downwardAPI and projected"
+const supportedTypes = "emptyDir, hostPath, configMap, secret, downwardAPI, projected and image"
 
 // volumeType is the JSON name of the one VolumeSource field that is set.
 func volumeType(s *v1.VolumeSource) string {
@@ -176,7 +183,7 @@ func volumeType(s *v1.VolumeSource) string {
 // refusal says why podrun cannot set up a volume of type t, or "".
 func refusal(t string) string {
 	switch t {
-	case "emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected":
+	case "emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected", "image":
 		return ""
 	case "":
 		return "no volume type is set"
@@ -224,6 +231,11 @@ func planVolume(pod *v1.Pod, vol *v1.Volume, objs Objects, node Node) (Volume, e
 		err = planDownwardAPI(&v, pod, vol.DownwardAPI, node)
 	case vol.Projected != nil:
 		err = planProjected(&v, pod, vol.Projected, objs, node)
+	case vol.Image != nil:
+		// The image volume plugin's attributes: read-only, no relabelling
+		// (the runtime mounts the image's own snapshot).
+		v.Kind, v.ReadOnly, v.FSGroup = KindImage, true, nil
+		v.Image, v.ImagePullPolicy = vol.Image.Reference, vol.Image.PullPolicy
 	}
 	if err == nil && v.Payload != nil {
 		v.Payload, err = validatePayload(v.Payload)
