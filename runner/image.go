@@ -377,7 +377,9 @@ func imageVolumeHint(pod *v1.Pod, c *v1.Container, msg string) string {
 			names = append(names, fmt.Sprintf("%q", v.Name))
 		}
 	}
-	if len(names) == 0 || strings.Contains(msg, "image volume") {
+	// containerd 2.x says "failed to mount image volume ..." or
+	// "ImageVolumeMountFailed: ..." (the CRI's error for it).
+	if lower := strings.ToLower(msg); len(names) == 0 || strings.Contains(lower, "image volume") || strings.Contains(lower, "imagevolume") {
 		return ""
 	}
 	return fmt.Sprintf("container %q mounts the image volume %s: the runtime must support image volumes (Kubernetes' ImageVolume, GA in v1.36: containerd 2.1 or later, CRI-O 1.31 or later); one that does not ignores the mount's image and fails on its empty host path",

@@ -61,7 +61,12 @@ func TestImageVolumeHint(t *testing.T) {
 	if h := imageVolumeHint(pod, other, old); h != "" {
 		t.Errorf("hint for a container without an image volume = %q, want none", h)
 	}
-	if h := imageVolumeHint(pod, mounting, "failed to mount image volume: not found"); h != "" {
-		t.Errorf("hint for an error about the image volume = %q, want none", h)
+	for _, msg := range []string{
+		"failed to mount image volume: not found",
+		`ImageVolumeMountFailed: failed to resolve image "x": not found`,
+	} {
+		if h := imageVolumeHint(pod, mounting, msg); h != "" {
+			t.Errorf("hint for %q, an error about the image volume = %q, want none", msg, h)
+		}
 	}
 }

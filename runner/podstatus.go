@@ -256,14 +256,14 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			if code := s.State.Terminated.ExitCode; code != 0 && !containerRestarts(c, pod.Spec.RestartPolicy, code) {
 				failedInit++
 			}
-		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil &&
-			s.LastTerminationState.Terminated.ExitCode != 0:
-			// waiting to restart after a failure
-			if !containerRestarts(c, pod.Spec.RestartPolicy, s.LastTerminationState.Terminated.ExitCode) {
+		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
+			// Waiting to run again after an exit: not pending (getPhase),
+			// failed for good after a failure nothing restarts.
+			if code := s.LastTerminationState.Terminated.ExitCode; code != 0 && !containerRestarts(c, pod.Spec.RestartPolicy, code) {
 				failedInit++
 			}
 		default:
-			pendingInit++ // not created yet, running, waiting, or unknown
+			pendingInit++ // not created yet, running, waiting for its first run, or unknown
 		}
 	}
 	if failedInit > 0 {

@@ -198,6 +198,16 @@ func TestPodPhase(t *testing.T) {
 			want:    v1.PodPending,
 		},
 		{
+			// getPhase counts an init container that waits after an exit
+			// 0 (its image in back-off after the sandbox was recreated) as
+			// neither pending nor failed.
+			name:    "an init container waiting after an exit 0 does not keep a pod with running containers Pending",
+			policy:  v1.RestartPolicyAlways,
+			init:    []v1.ContainerStatus{{Name: "init", State: waiting(reasonImagePullBackOff), LastTerminationState: exited(0)}},
+			regular: []v1.ContainerStatus{cstatus("a", running()), cstatus("b", running())},
+			want:    v1.PodRunning,
+		},
+		{
 			name:    "an init container with its own OnFailure under Never stays Pending while it restarts",
 			mutate:  func(p *v1.Pod) { p.Spec.InitContainers[0].RestartPolicy = ptrTo(v1.ContainerRestartPolicyOnFailure) },
 			init:    []v1.ContainerStatus{restarting("init", 1)},
