@@ -75,7 +75,7 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pod-logs-dir", Category: catRuntime, TakesFile: true,
 			Usage: "`DIR` for pod logs (<dir>/<namespace>_<name>_<uid>/<container>/<n>.log), kept after the run; default: under --root-dir, removed with the pod"},
 		&cli.StringFlag{Name: "wait", Value: string(runner.WaitAuto), Category: catOutput,
-			Usage: "what to wait for (`MODE`): complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always)"},
+			Usage: "what to wait for (`MODE`): complete (every regular container terminated), ready (every pod Ready), none (started), auto (complete for restartPolicy Never/OnFailure, ready for Always; a container's own restartPolicy counts for it)"},
 		&cli.DurationFlag{Name: "timeout", Category: catOutput, Usage: "`DURATION` limit for the whole wait, e.g. 90s or 5m; 0 means none (exit 124 when it expires)"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catOutput, Usage: "leave the pods running once the wait ends (stop them with 'podrun down')"},
 		&cli.BoolFlag{Name: "supervise", Category: catOutput,

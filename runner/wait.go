@@ -31,14 +31,29 @@ func ParseWaitMode(s string) (WaitMode, error) {
 	return "", fmt.Errorf("invalid --wait %q: want auto, complete, ready or none", s)
 }
 
-// effectiveWait resolves auto: complete for restartPolicy Never and
-// OnFailure (the pod is expected to finish), ready for Always.
+// effectiveWait resolves auto: complete when the pod is expected to
+// finish, every regular container's restart policy (its own, else the
+// pod's) being Never or OnFailure; ready when one's is Always (a pod's
+// restartPolicy Always, unless each container overrides it).
 func effectiveWait(m WaitMode, pod *v1.Pod) WaitMode {
 	if m != WaitAuto {
 		return m
 	}
-	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways {
-		return WaitReady
+	if len(pod.Spec.Containers) == 0 { // not a valid pod; by the pod's policy
+		if pod.Spec.RestartPolicy == v1.RestartPolicyAlways {
+			return WaitReady
+		}
+		return WaitComplete
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		policy := pod.Spec.RestartPolicy == v1.RestartPolicyAlways
+		if c.RestartPolicy != nil {
+			policy = *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		}
+		if policy {
+			return WaitReady
+		}
 	}
 	return WaitComplete
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,21 +20,35 @@ func TestParseWaitMode(t *testing.T) {
 }
 
 func TestEffectiveWait(t *testing.T) {
+	never, onFailure, always := ptrTo(v1.ContainerRestartPolicyNever), ptrTo(v1.ContainerRestartPolicyOnFailure), ptrTo(v1.ContainerRestartPolicyAlways)
 	cases := []struct {
 		name   string
 		mode   WaitMode
 		policy v1.RestartPolicy
+		own    []*v1.ContainerRestartPolicy // the containers' own restartPolicy; none: one container without
 		want   WaitMode
 	}{
-		{"auto under Never waits for completion", WaitAuto, v1.RestartPolicyNever, WaitComplete},
-		{"auto under OnFailure waits for completion", WaitAuto, v1.RestartPolicyOnFailure, WaitComplete},
-		{"auto under Always waits for readiness", WaitAuto, v1.RestartPolicyAlways, WaitReady},
-		{"an explicit mode is kept", WaitNone, v1.RestartPolicyAlways, WaitNone},
-		{"an explicit complete is kept under Always", WaitComplete, v1.RestartPolicyAlways, WaitComplete},
+		{"auto under Never waits for completion", WaitAuto, v1.RestartPolicyNever, nil, WaitComplete},
+		{"auto under OnFailure waits for completion", WaitAuto, v1.RestartPolicyOnFailure, nil, WaitComplete},
+		{"auto under Always waits for readiness", WaitAuto, v1.RestartPolicyAlways, nil, WaitReady},
+		{"an explicit mode is kept", WaitNone, v1.RestartPolicyAlways, nil, WaitNone},
+		{"an explicit complete is kept under Always", WaitComplete, v1.RestartPolicyAlways, nil, WaitComplete},
+		{"auto under Always when every container's own policy ends it: completion", WaitAuto, v1.RestartPolicyAlways,
+			[]*v1.ContainerRestartPolicy{never, onFailure}, WaitComplete},
+		{"auto under Always when one container keeps the pod's: readiness", WaitAuto, v1.RestartPolicyAlways,
+			[]*v1.ContainerRestartPolicy{never, nil}, WaitReady},
+		{"auto under Never with a container whose own policy is Always: readiness", WaitAuto, v1.RestartPolicyNever,
+			[]*v1.ContainerRestartPolicy{nil, always}, WaitReady},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}}
+			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy, Containers: []v1.Container{{Name: "c"}}}}
+			if tc.own != nil {
+				pod.Spec.Containers = nil
+				for i, p := range tc.own {
+					pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i), RestartPolicy: p})
+				}
+			}
 			if got := effectiveWait(tc.mode, pod); got != tc.want {
 				t.Errorf("effectiveWait(%s, %s) = %s, want %s", tc.mode, tc.policy, got, tc.want)
 			}
