@@ -198,6 +198,9 @@ func projectRows() []conformanceRow {
 		// restarts under a pod's Never, none under its Always.
 		{path: "testdata/e2e/sync/restart-rules.yaml", project: true},
 		{path: "testdata/e2e/sync/container-never.yaml", project: true},
+		// A restart rule's RestartAllContainers action: the pod restarted
+		// in place, its statuses after (restartall.go).
+		{path: "testdata/e2e/sync/restart-all.yaml", project: true},
 	}
 }
 

@@ -790,9 +790,22 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/resource/pod-level-resources.yaml", verdict: "YES", flags: readyFlags, skip: crioAliasSkip("fedora"),
 			why: "nginx and fedora (busybox) sleep inf with pod-level resources: Ready, then torn down (exit 0)", check: readyRow()},
 		lowersOOM(oomGuaranteed, idleReady("pods/resource/pod-resize.yaml", "pause:3.8, Guaranteed in qos-example")),
-		{path: "pods/restart-policy/restart-all-containers.yaml", verdict: "YES",
-			why:   "feature-dependent: a restart rule with the RestartAllContainers action (on the sidecar's exit 88), which podrun does not implement (it runs the Restart action): refused with the field path, 125, nothing created (docs/kubelet-differences.md, restart-rules)",
-			check: refusedRow("restart-all-containers.yaml", "spec.initContainers[1].restartPolicyRules[0].action: Forbidden: the RestartAllContainers action is not supported by podrun")},
+		{path: "pods/restart-policy/restart-all-containers.yaml", verdict: "YES", flags: timedOutFlags("100s"),
+			why: "feature-dependent (on by default since v1.36): the sidecar's exit 88 after 60 s matches its RestartAllContainers rule, so the pod restarts in place (the init container runs again); --timeout ends the run (124) with every container restarted once",
+			check: timedOutRow(func(t *testing.T, p *v1.Pod, _ string) {
+				for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+					if s.RestartCount != 1 {
+						t.Errorf("%s: restartCount %d, want 1 (one restart of the whole pod)", s.Name, s.RestartCount)
+					}
+					if lt := s.LastTerminationState.Terminated; lt == nil || lt.Reason != "RestartingAllContainers" {
+						t.Errorf("%s: lastState %+v, want RestartingAllContainers", s.Name, s.LastTerminationState)
+					}
+					running := s.State.Running != nil
+					if running == (s.Name == "setup-environment") {
+						t.Errorf("%s: state %+v: want setup-environment completed again, the others running", s.Name, s.State)
+					}
+				}
+			})},
 		defaultAppArmorRow(),
 		aaRow("pods/security/apparmor/hello-apparmor.yaml", "hello-apparmor-container"),
 		aaRow("pods/security/hello-apparmor-2.yaml", "hello-apparmor-2"),

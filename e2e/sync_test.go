@@ -310,6 +310,59 @@ func TestE2ESyncContainerRestartRules(t *testing.T) {
 	}
 }
 
+// A restart rule with the RestartAllContainers action restarts the pod in
+// place, as a kubelet does: the job's exit 42 kills the running sidecar
+// (the kubelet's Killing event, "killing"), removes every container and
+// starts the pod over in the same sandbox (setup runs again and sees the
+// emptyDir of the first run); the job's second run succeeds.
+func TestE2ESyncRestartAllContainers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runPodrun([]string{"-o", "json", "-f", testdata("sync/restart-all.yaml")}, "")
+	expectCode(t, r, 0)
+	pre := "[pod/e2e-sync-restart-all/"
+	order := []string{
+		pre + "setup] setup run 1\n", pre + "job] job restarts the pod\n",
+		"pod/e2e-sync-restart-all: Killing: killing\n",
+		pre + "setup] setup run 2\n", pre + "job] job done\n",
+	}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(r.stderr[at:], want)
+		if i < 0 {
+			t.Fatalf("output lacks %q after offset %d (want in order %q)\n%s", want, at, order, r)
+		}
+		at += i + len(want)
+	}
+	p := parsePod(t, r.stdout)
+	if p.Status.Phase != v1.PodSucceeded {
+		t.Errorf("phase %s, want Succeeded", p.Status.Phase)
+	}
+	if p.Status.PodIP == "" {
+		t.Error("no pod IP")
+	}
+	for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if term := s.State.Terminated; term == nil || term.ExitCode != 0 || s.RestartCount != 1 {
+			t.Errorf("%s: %+v restartCount %d, want terminated 0 after 1 restart", s.Name, s.State, s.RestartCount)
+		}
+		if lt := s.LastTerminationState.Terminated; lt == nil || lt.Reason != "RestartingAllContainers" || lt.ExitCode != 137 {
+			t.Errorf("%s: lastState %+v, want terminated RestartingAllContainers 137", s.Name, s.LastTerminationState)
+		}
+	}
+	found := false
+	for _, c := range p.Status.Conditions {
+		if c.Type == "AllContainersRestarting" {
+			found = true
+			if c.Status != v1.ConditionFalse || c.Reason != "PodCompleted" {
+				t.Errorf("AllContainersRestarting %+v, want False PodCompleted", c)
+			}
+		}
+	}
+	if !found {
+		t.Error("no AllContainersRestarting condition")
+	}
+}
+
 // Containers whose own policies (Never, OnFailure) do not restart them in a
 // pod whose restartPolicy is Always: the pod ends Failed, as on a kubelet,
 // and podrun exits with the failed container's 5.

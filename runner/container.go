@@ -49,9 +49,13 @@ func (p *podRun) startContainer(ctx context.Context, sandboxID string, c *v1.Con
 		// The pull failed for now, or is in back-off: look again at wakeAt.
 		return false, wakeAt, nil
 	}
-	restartCount := 0
+	// The kubelet's restart count: one more than the newest instance's,
+	// else counted on from the container's log files (restartall.go).
+	var restartCount int
 	if prev != nil {
 		restartCount = prev.RestartCount + 1
+	} else {
+		restartCount = restartCountFromLogDir(filepath.Join(p.logDir, c.Name))
 	}
 	cfg, err := p.makeContainerConfig(ctx, sandboxID, c, ref, restartCount)
 	if err != nil {

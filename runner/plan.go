@@ -43,6 +43,11 @@ type podActions struct {
 	ContainersToStart []int
 	// ContainersToKill are running containers to stop, by container ID.
 	ContainersToKill map[string]containerToKill
+	// ContainersToReset are the container instances to remove (killing
+	// those that run first) when the pod restarts in place
+	// (restartall.go), in the kubelet's order: regular containers, init
+	// containers, then those whose exit restarts the pod.
+	ContainersToReset []containerToReset
 }
 
 // planInput is everything computePodActions decides from.
@@ -50,6 +55,9 @@ type planInput struct {
 	Pod    *v1.Pod
 	Status *runtimeStatus
 	Probes probeResults
+	// RestartAll: the status generated for this sync has
+	// AllContainersRestarting True (restartall.go).
+	RestartAll bool
 }
 
 // computePodActions decides what one sync of the pod does. It follows the
@@ -69,6 +77,15 @@ func computePodActions(in planInput) podActions {
 		SandboxID:        sandboxID,
 		Attempt:          attempt,
 		ContainersToKill: map[string]containerToKill{},
+	}
+
+	if in.RestartAll {
+		// Restart the pod in place: remove every container, those whose
+		// exit started it last. The next sync starts the pod over.
+		srcInit, init := containersToReset(pod.Spec.InitContainers, status)
+		srcRegular, regular := containersToReset(pod.Spec.Containers, status)
+		a.ContainersToReset = slices.Concat(regular, init, srcRegular, srcInit)
+		return a
 	}
 
 	if create {

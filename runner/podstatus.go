@@ -55,6 +55,12 @@ type statusInput struct {
 	// its reason and message (a deadline passed: deadline.go), as a
 	// kubelet sync handler's eviction does in generateAPIPodStatus.
 	Failure *podFailure
+	// Old is the status generated before (nil: none), the kubelet's
+	// oldPodStatus: a pod that keeps its Initialized condition while its
+	// init containers run again, and a pod restarted in place
+	// (restartall.go), whose removed containers' restart counts and last
+	// states only it holds.
+	Old *v1.PodStatus
 }
 
 // podStatusFor generates the v1.PodStatus the kubelet would report
@@ -85,8 +91,10 @@ func podStatusFor(in statusInput) v1.PodStatus {
 	}
 
 	hasInit := len(pod.Spec.InitContainers) > 0
-	out.InitContainerStatuses = containerStatusesFor(in, pod.Spec.InitContainers, hasInit, true)
-	out.ContainerStatuses = containerStatusesFor(in, pod.Spec.Containers, hasInit, false)
+	restartAll := allContainersCouldRestart(&pod.Spec)
+	restarting := restartAll && shouldAllContainersRestart(pod, st, in.Old)
+	out.InitContainerStatuses = containerStatusesFor(in, pod.Spec.InitContainers, hasInit, true, restartAll, restarting)
+	out.ContainerStatuses = containerStatusesFor(in, pod.Spec.Containers, hasInit, false, restartAll, restarting)
 	out.Phase = podPhase(pod, out.InitContainerStatuses, out.ContainerStatuses, in.Terminal)
 	if f := in.Failure; f != nil {
 		// Before the conditions, which follow the phase (ContainersReady
@@ -101,10 +109,13 @@ func podStatusFor(in statusInput) v1.PodStatus {
 	podReady.Type = v1.PodReady
 	out.Conditions = []v1.PodCondition{
 		readyToStartCondition(pod, st),
-		initializedCondition(pod, out),
+		initializedCondition(pod, out, in.Old),
 		podReady,
 		ready,
 		condition(v1.PodScheduled, true, "", ""),
+	}
+	if restartAll {
+		out.Conditions = append(out.Conditions, allContainersRestartingCondition(pod, st, restarting, out.Phase))
 	}
 	return out
 }
@@ -129,24 +140,52 @@ func condition(t v1.PodConditionType, ok bool, reason, msg string) v1.PodConditi
 }
 
 // containerStatusesFor converts the runtime's view of the given containers
-// into API container statuses, in spec order.
-func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, isInit bool) []v1.ContainerStatus {
+// into API container statuses, in spec order. In a pod that can restart in
+// place (restartAll), restart counts and last states carry over from the
+// status before, and while it restarts (restarting) a removed container
+// shows RestartingAllContainers (restartall.go; the kubelet's
+// convertToAPIContainerStatuses).
+func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, isInit, restartAll, restarting bool) []v1.ContainerStatus {
 	var out []v1.ContainerStatus
 	for i := range containers {
 		c := &containers[i]
 		s := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c)}
 		cur := in.Status.latest(c.Name)
+		var old *v1.ContainerStatus
+		if restartAll && in.Old != nil {
+			if isInit {
+				old = findStatus(in.Old.InitContainerStatuses, c.Name)
+			} else {
+				old = findStatus(in.Old.ContainerStatuses, c.Name)
+			}
+		}
 		if cur == nil {
 			reason := reasonContainerCreating
 			if hasInit {
 				reason = reasonPodInitializing
 			}
 			s.State.Waiting = &v1.ContainerStateWaiting{Reason: reason}
-			if r, ok := in.Reasons[c.Name]; ok {
-				s.State.Waiting = &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}
-			}
 			f := false
 			s.Started = &f
+			switch {
+			case old != nil && restarting && old.State.Waiting == nil:
+				s.State.Waiting = &v1.ContainerStateWaiting{Reason: reasonRestartingAll, Message: messageRestartingAll}
+				s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{
+					Reason: reasonRestartingAll, Message: messageRestartingAll, ExitCode: 137,
+				}
+				s.RestartCount = old.RestartCount + 1
+			case old != nil && old.State.Terminated != nil:
+				s = *old.DeepCopy() // the kubelet keeps a terminated status
+			case old != nil:
+				s.RestartCount = old.RestartCount
+				s.LastTerminationState = *old.LastTerminationState.DeepCopy()
+			}
+			if r, ok := in.Reasons[c.Name]; ok {
+				if s.State.Terminated != nil {
+					s.LastTerminationState = s.State
+				}
+				s.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+			}
 			out = append(out, s)
 			continue
 		}
@@ -155,6 +194,23 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 			s.ImageID = cur.ImageRef
 		}
 		s.RestartCount = int32(cur.RestartCount)
+		var carried *v1.ContainerStateTerminated
+		if old != nil {
+			// The kubelet's convertContainerStatus: a removed instance's
+			// count and its last state live on only in the old status.
+			s.RestartCount = max(s.RestartCount, old.RestartCount)
+			// Its last state, unless the runtime still has an instance
+			// before this one or a waiting reason says otherwise (below).
+			switch {
+			case old.ContainerID != s.ContainerID && old.State.Terminated != nil:
+				carried = old.State.Terminated.DeepCopy()
+			case old.LastTerminationState.Terminated != nil:
+				carried = old.LastTerminationState.Terminated.DeepCopy()
+			}
+			if cur.State == stateRunning && old.State.Terminated != nil && old.RestartCount >= int32(cur.RestartCount) {
+				s.RestartCount = old.RestartCount + 1
+			}
+		}
 		// The resources the container was given (the kubelet's
 		// allocation, which for a pod nobody resizes is its spec) and
 		// the identity it runs as.
@@ -196,6 +252,9 @@ func containerStatusesFor(in statusInput, containers []v1.Container, hasInit, is
 			if prev := in.Status.previous(c.Name); prev != nil && prev.State == stateExited {
 				s.LastTerminationState.Terminated = terminated(in.RuntimeName, prev)
 			}
+		}
+		if s.LastTerminationState.Terminated == nil {
+			s.LastTerminationState.Terminated = carried
 		}
 		out = append(out, s)
 	}
@@ -253,13 +312,13 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 		switch {
 		case s != nil && s.State.Terminated != nil:
-			if code := s.State.Terminated.ExitCode; code != 0 && !containerRestarts(c, pod.Spec.RestartPolicy, code) {
+			if code := s.State.Terminated.ExitCode; code != 0 && !restartsAfter(pod, c, s.State.Terminated) {
 				failedInit++
 			}
 		case s != nil && s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
 			// Waiting to run again after an exit: not pending (getPhase),
 			// failed for good after a failure nothing restarts.
-			if code := s.LastTerminationState.Terminated.ExitCode; code != 0 && !containerRestarts(c, pod.Spec.RestartPolicy, code) {
+			if code := s.LastTerminationState.Terminated.ExitCode; code != 0 && !restartsAfter(pod, c, s.LastTerminationState.Terminated) {
 				failedInit++
 			}
 		default:
@@ -280,7 +339,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			running++
 		case s.State.Terminated != nil:
 			stopped++
-			if !containerRestarts(c, pod.Spec.RestartPolicy, s.State.Terminated.ExitCode) {
+			if !restartsAfter(pod, c, s.State.Terminated) {
 				stoppedForGood++
 			}
 			if s.State.Terminated.ExitCode == 0 {
@@ -289,7 +348,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		case s.State.Waiting != nil:
 			if t := s.LastTerminationState.Terminated; t != nil {
 				stopped++
-				if !containerRestarts(c, pod.Spec.RestartPolicy, t.ExitCode) {
+				if !restartsAfter(pod, c, t) {
 					stoppedForGood++
 				}
 			} else {
@@ -325,6 +384,13 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	return v1.PodPending
 }
 
+// restartsAfter is getPhase's "restartable": the container's policy starts
+// it again after that ending, or the ending was its removal to restart the
+// pod in place (restartall.go).
+func restartsAfter(pod *v1.Pod, c *v1.Container, t *v1.ContainerStateTerminated) bool {
+	return containerRestarts(c, pod.Spec.RestartPolicy, t.ExitCode) || t.Reason == reasonRestartingAll
+}
+
 func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {
 	for i := range statuses {
 		if statuses[i].Name == name {
@@ -339,7 +405,7 @@ func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus 
 // PodCompleted (with or without init containers: every init container has
 // a status here); else one whose regular containers started is; else every
 // init container must be done (regular: exited 0; sidecar: started).
-func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
+func initializedCondition(pod *v1.Pod, st v1.PodStatus, old *v1.PodStatus) v1.PodCondition {
 	if st.Phase == v1.PodSucceeded {
 		return condition(v1.PodInitialized, true, reasonPodCompleted, "")
 	}
@@ -360,6 +426,16 @@ func initializedCondition(pod *v1.Pod, st v1.PodStatus) v1.PodCondition {
 	}
 	if len(pending) == 0 {
 		return condition(v1.PodInitialized, true, "", "")
+	}
+	// Once initialised a pod stays so while its init containers run again
+	// (a pod restarted in place), as the kubelet keeps the condition since
+	// v1.35 (RestartAllContainersOnContainerExits, on by default).
+	if old != nil {
+		for _, c := range old.Conditions {
+			if c.Type == v1.PodInitialized && c.Status == v1.ConditionTrue {
+				return condition(v1.PodInitialized, true, "", "")
+			}
+		}
 	}
 	return condition(v1.PodInitialized, false, reasonContainersNotInit,
 		fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(pending, " ")))

@@ -10,8 +10,10 @@ import (
 // and on by default since v1.35): a container may set its own
 // restartPolicy (Always, OnFailure, Never), which then wins over the pod's,
 // and restartPolicyRules, whose first rule matching an exit code decides
-// before either policy. podrun runs the Restart action; RestartAllContainers
-// is refused at validation (docs/kubelet-differences.md, restart-rules).
+// before either policy. The Restart action starts the container again;
+// the RestartAllContainers action (feature
+// RestartAllContainersOnContainerExits, beta and on by default since
+// v1.36) restarts the whole pod in place (restartall.go).
 
 // containerRestarts is the kubelet's ContainerShouldRestart
 // (pkg/api/v1/pod/util.go, v1.37): whether a container whose instance
@@ -19,8 +21,11 @@ import (
 // it always is.
 func containerRestarts(c *v1.Container, podPolicy v1.RestartPolicy, exitCode int32) bool {
 	if c != nil && c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
-			return true
+		if rule, ok := matchingRestartRule(c, exitCode); ok {
+			switch rule.Action {
+			case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
+				return true
+			}
 		}
 		switch *c.RestartPolicy {
 		case v1.ContainerRestartPolicyAlways:

@@ -33,6 +33,9 @@ type Runtime interface {
 	CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)
 	StartContainer(ctx context.Context, id string) error
 	StopContainer(ctx context.Context, id string, timeout int64) error
+	// RemoveContainer removes one container (a pod restarted in place:
+	// restartall.go); teardown removes a pod's containers with its sandbox.
+	RemoveContainer(ctx context.Context, id string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
 	// ExecSync runs exec probes and exec lifecycle hooks (timeout 0: none).

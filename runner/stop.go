@@ -82,9 +82,13 @@ func graceDuration(seconds int64) time.Duration {
 // killGracePeriod is the kubelet's setTerminationGracePeriod: the pod's
 // deletion grace period, else its terminationGracePeriodSeconds, where a
 // liveness or startup kill takes the probe's own terminationGracePeriodSeconds
-// when set; else the minimum.
+// when set; else the minimum. A kill that restarts the pod in place has
+// the kubelet's override of 0 (restartall.go): no preStop hook, and the
+// runtime is given the minimum.
 func killGracePeriod(pod *v1.Pod, c *v1.Container, reason killReason) int64 {
 	switch {
+	case reason == killRestartAll:
+		return 0
 	case pod.DeletionGracePeriodSeconds != nil:
 		return *pod.DeletionGracePeriodSeconds
 	case pod.Spec.TerminationGracePeriodSeconds != nil:

@@ -123,7 +123,7 @@ func (p *podRun) generateAPIStatus() v1.PodStatus {
 	st := podStatusFor(statusInput{
 		Pod: p.pod, Status: p.observed, Reasons: p.reasons, Probes: p.probes,
 		RuntimeName: p.r.facts.RuntimeName, HostIP: p.r.facts.HostIP, StartTime: p.startTime,
-		Terminal: p.terminal, Failure: p.failure,
+		Terminal: p.terminal, Failure: p.failure, Old: &p.apiStatus,
 	})
 	now := metav1.NewTime(p.r.now())
 	for i := range st.Conditions {
@@ -196,7 +196,8 @@ func (p *podRun) syncLoop(ctx context.Context) (Outcome, error) {
 			// Interrupted (or timed out) before acting: create nothing more.
 			return OutcomeWaiting, nil
 		}
-		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes})
+		actions := computePodActions(planInput{Pod: p.pod, Status: p.observed, Probes: p.probes,
+			RestartAll: restartingAll(p.apiStatus)})
 		switch endOfPod(actions, p.observed, p.ended) {
 		case podEndKill:
 			// The plan ends the pod while a container runs (a probe
@@ -433,6 +434,21 @@ func (p *podRun) act(ctx context.Context, a podActions) (acted bool, nextWake ti
 		}
 		acted = true
 		p.acted.containers = append(p.acted.containers, id)
+	}
+	// 2b. Restart the pod in place: kill what runs, remove every instance
+	// (restartall.go). The next sync, at once, starts the pod over.
+	if !a.KillPod {
+		for _, r := range a.ContainersToReset {
+			if r.Kill {
+				if err := p.killContainer(ctx, r.ID, r.Name, killRestartAll, "killing", nil, nil); err != nil {
+					return true, nextWake, err
+				}
+			}
+			if err := p.r.rt.RemoveContainer(context.WithoutCancel(ctx), r.ID); err != nil {
+				return true, nextWake, fmt.Errorf("removing container %s to restart the pod: %w", r.Name, err)
+			}
+			acted, p.acted.all = true, true
+		}
 	}
 	// 3. Create the sandbox.
 	sandboxID := a.SandboxID

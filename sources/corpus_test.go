@@ -24,9 +24,6 @@ var corpusFailures = map[string]string{
 	"pods/pod-with-node-affinity.yaml": "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: expected object, got array",
 	// cgroupOptions is not in k8s.io/api v0.37.
 	"pods/security/security-context-7.yaml": `(Pod "security-context-demo-7"): spec.containers[0].securityContext.cgroupOptions: unknown field`,
-	// The RestartAllContainers action of a restart rule: podrun restarts a
-	// container by its own rules and policy only.
-	"pods/restart-policy/restart-all-containers.yaml": "spec.initContainers[1].restartPolicyRules[0].action: Forbidden: the RestartAllContainers action is not supported by podrun",
 	// ephemeralContainers cannot be set on create.
 	"pods/security/seccomp/fields.yaml": "spec.ephemeralContainers: Forbidden: cannot be set on create",
 	// Lt and Gt are the alpha TaintTolerationComparisonOperators: refused

@@ -402,9 +402,8 @@ func validateUniqueName(errs field.ErrorList, name string, p *field.Path, names 
 // RestartAllContainersOnContainerExits on): a policy of Always, OnFailure
 // or Never, set whenever there are rules; at most 20 rules, each with
 // exitCodes (operator In or NotIn, at most 255 values) and an action.
-// podrun runs the Restart action and refuses RestartAllContainers, which
-// restarts the whole pod in place, rather than run the pod differently
-// from a kubelet (docs/kubelet-differences.md, restart-rules).
+// The actions are Restart and RestartAllContainers, which restarts the
+// whole pod in place (runner/restartall.go).
 func validateContainerRestartPolicy(c *v1.Container, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	policies := []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure}
@@ -421,12 +420,7 @@ func validateContainerRestartPolicy(c *v1.Container, p *field.Path) field.ErrorL
 	operators := []v1.ContainerRestartRuleOnExitCodesOperator{v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleOnExitCodesOpNotIn}
 	for i, r := range c.RestartPolicyRules {
 		rp := p.Child("restartPolicyRules").Index(i)
-		switch r.Action {
-		case v1.ContainerRestartRuleActionRestart:
-		case v1.ContainerRestartRuleActionRestartAllContainers:
-			errs = append(errs, field.Forbidden(rp.Child("action"),
-				"the RestartAllContainers action is not supported by podrun: it restarts a container by its own rules and policy, and would run this pod differently from a kubelet"))
-		default:
+		if !slices.Contains(actions, r.Action) {
 			errs = append(errs, field.NotSupported(rp.Child("action"), r.Action, actions))
 		}
 		if r.ExitCodes == nil {

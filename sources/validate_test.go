@@ -333,7 +333,6 @@ func TestValidation(t *testing.T) {
   - {name: own, image: busybox, restartPolicy: OnFailure, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]}`,
 			want: []string{
 				`spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
-				`spec.initContainers[1].restartPolicyRules[0].action: Forbidden: the RestartAllContainers action is not supported by podrun: it restarts a container by its own rules and policy, and would run this pod differently from a kubelet`,
 				`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"`,
 				`spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
 				`spec.containers[1].restartPolicyRules[0].exitCodes: Required value: must be specified`,
