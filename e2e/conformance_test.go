@@ -514,8 +514,8 @@ func conformanceRows() []conformanceRow {
 		// --------------------------------------------------------- pods/
 		{path: "pods/assigning-pods-to-nodes-affinity.yaml", verdict: "NEG", flags: []string{"--timeout", "60s"},
 			why: "required node affinity on an unlabelled node: rejected (NodeAffinity, 125)", check: rejectedRow("NodeAffinity", "with-node-affinity")},
-		{path: "pods/commands.yaml", verdict: "PARTIAL", flags: timedOutFlags("25s"), slow: true,
-			why: "runs: the testbed's printenv prints HOSTNAME (the pod name) and exits 1 (no KUBERNETES_PORT offline); OnFailure restarts it at once and again after the 10 s back-off (the kubelet's doBackOff): --timeout 25s (124; a loaded machine may take seconds to start it), restartCount ≥ 1, last exit 1",
+		{path: "pods/commands.yaml", verdict: "PARTIAL", flags: timedOutFlags("45s"), slow: true,
+			why: "runs: the testbed's printenv prints HOSTNAME (the pod name) and exits 1 (no KUBERNETES_PORT offline); OnFailure restarts it at once, then after back-offs of 10 and 20 s (the kubelet's doBackOff): --timeout 45s (124; the last start at about 30 s, the next not before 70: a loaded machine may take seconds to start it), restartCount ≥ 1, last exit 1",
 			check: timedOutRow(func(t *testing.T, p *v1.Pod, out string) {
 				if n := strings.Count(out, "command-demo\n"); n < 2 {
 					t.Errorf("command-demo printed %d times, want at least 2 (a restart)\n%s", n, out)
@@ -697,8 +697,8 @@ func conformanceRows() []conformanceRow {
 		{path: "pods/private-reg-pod.yaml", verdict: "NEG", flags: []string{"--timeout", "60s"},
 			why:   "<your-private-image> is not an image reference: InvalidImageName before any pull (125)",
 			check: refusedRow(`InvalidImageName: Failed to apply default image tag "<your-private-image>"`)},
-		{path: "pods/probe/exec-liveness.yaml", verdict: "YES", flags: timedOutFlags("95s"), slow: true,
-			why: "healthy 30 s, then 3 failed exec probes kill it (sh ignores SIGTERM: 30 s grace, exit 137) and Always restarts it: --timeout 95s (124), restartCount 1, last exit 137, an Unhealthy event",
+		{path: "pods/probe/exec-liveness.yaml", verdict: "YES", flags: timedOutFlags("110s"), slow: true,
+			why: "healthy 30 s, then 3 failed exec probes kill it (sh ignores SIGTERM: 30 s grace, exit 137, about 76 s after the start) and Always restarts it: --timeout 110s (124; room for a loaded machine, the next kill not before 150 s), restartCount 1, last exit 137, an Unhealthy event",
 			check: func(c *conformanceCase) {
 				t := c.t
 				c.args = withoutFlag(c.args, "-q") // the events are checked
