@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestColdLinks(t *testing.T) {
@@ -40,6 +41,24 @@ func TestColdVerdict(t *testing.T) {
 	} {
 		if got := coldVerdict(tc.ratio, tc.goal, tc.link); !strings.Contains(got, tc.want) {
 			t.Errorf("coldVerdict(%.2f, %.2f, %s) = %q, want it to say %q", tc.ratio, tc.goal, tc.link, got, tc.want)
+		}
+	}
+}
+
+func TestFloorNote(t *testing.T) {
+	for _, tc := range []struct {
+		floor, other time.Duration
+		goal         float64
+		want         string
+		below        bool
+	}{
+		{4800 * time.Millisecond, 9300 * time.Millisecond, 0.5, "is 0.52 of it", true},
+		{4800 * time.Millisecond, 8900 * time.Millisecond, 0.6, "is 0.54 of it", false},
+		{3000 * time.Millisecond, 6000 * time.Millisecond, 0.5, "is 0.50 of it", false},
+	} {
+		got := floorNote(tc.floor, tc.other, tc.goal)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, "below the floor") != tc.below {
+			t.Errorf("floorNote(%v, %v, %.2f) = %q, want %q and below the floor %v", tc.floor, tc.other, tc.goal, got, tc.want, tc.below)
 		}
 	}
 }

@@ -33,9 +33,12 @@
 // an init container, a sidecar and a main container on three images the
 // runtime must pull from the slow registry of hack/testbed.sh
 // slow-registry (a network namespace behind a delayed, rate-limited
-// link): podrun and the bare sequential CRI floor (hack/cribare -seq) on
-// each testbed, the testbed's kubelet v1.37.2 as a static pod, and podman
-// kube play; the images are removed before every side. Once per link
+// link): podrun, the bare sequential CRI floor (hack/cribare -seq) and
+// the bare sequence with every pull sent at once (-seq -at-once, whose
+// last pull's end plus the main container's second is the runtime's
+// floor, printed under the table and beside each goal) on each testbed,
+// the testbed's kubelet v1.37.2 as a static pod, and podman kube play;
+// the images are removed before every side. Once per link
 // model of -cold-links, each brought up before and down after by the
 // bench: per-connection (8 MB/s per connection) and shared (100 Mbit/s
 // for all). Goals, judged on the per-connection link: podrun's time to
