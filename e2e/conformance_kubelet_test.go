@@ -286,7 +286,7 @@ func diffRow(t *testing.T, k *kubeletoracle.Kubelet, root string, row conformanc
 	var timedOut bool
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		kubelet, timedOut, kerr = kubeletSide(k, filepath.Join(root, row.path), wait, timeout)
+		kubelet, timedOut, kerr = kubeletSide(t, k, filepath.Join(root, row.path), wait, timeout)
 	})
 	podrun, npods, podrunTimedOut := podrunSide(t, root, row, wait, timeout)
 	wg.Wait()
@@ -309,7 +309,7 @@ func diffRow(t *testing.T, k *kubeletoracle.Kubelet, root string, row conformanc
 }
 
 // kubeletSide runs the row's file, unchanged, as a static pod.
-func kubeletSide(k *kubeletoracle.Kubelet, file string, wait runner.WaitMode, timeout time.Duration) (kubeletoracle.Side, bool, error) {
+func kubeletSide(t *testing.T, k *kubeletoracle.Kubelet, file string, wait runner.WaitMode, timeout time.Duration) (kubeletoracle.Side, bool, error) {
 	manifest, err := os.ReadFile(file)
 	if err != nil {
 		return kubeletoracle.Side{}, false, err
@@ -331,6 +331,10 @@ func kubeletSide(k *kubeletoracle.Kubelet, file string, wait runner.WaitMode, ti
 	}
 	if err != nil {
 		return kubeletoracle.Side{}, false, err
+	}
+	if res.FirstSyncLate > 0 {
+		t.Logf("on the kubelet: its first sync of the pod ended %s after the row's %s timeout; its status was read then (RunOptions.Timeout)",
+			res.FirstSyncLate.Round(100*time.Millisecond), timeout)
 	}
 	return kubeletoracle.Side{Pod: res.Pod, Logs: res.Logs}, res.TimedOut, nil
 }

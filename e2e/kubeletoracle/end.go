@@ -69,3 +69,31 @@ func anyRunning(statuses []v1.ContainerStatus) bool {
 	}
 	return false
 }
+
+// firstSyncPending says whether the kubelet's status of a pod is still the
+// one it writes before its first sync of the pod has done anything: the
+// phase is Pending, and every container, init or regular, waits with the
+// kubelet's default reason (ContainerCreating, or PodInitializing in a pod
+// with init containers) and has never run. Once the sync has made the
+// sandbox and started what it starts, the next status shows a container
+// running or terminated, or waiting for another reason (ErrImagePull,
+// CreateContainerConfigError, ...). A pod with no container statuses yet
+// is pending too.
+func firstSyncPending(pod *v1.Pod) bool {
+	st := pod.Status
+	if st.Phase != v1.PodPending && st.Phase != "" {
+		return false
+	}
+	for _, list := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, c := range list {
+			w := c.State.Waiting
+			if w == nil || (w.Reason != "ContainerCreating" && w.Reason != "PodInitializing") {
+				return false
+			}
+			if c.LastTerminationState.Terminated != nil || c.RestartCount > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

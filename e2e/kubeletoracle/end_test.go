@@ -63,3 +63,49 @@ func TestPodEnd(t *testing.T) {
 		})
 	}
 }
+
+func TestFirstSyncPending(t *testing.T) {
+	waiting := func(reason string) v1.ContainerState {
+		return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}
+	}
+	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
+	for _, tc := range []struct {
+		name    string
+		phase   v1.PodPhase
+		inits   []v1.ContainerState
+		regular []v1.ContainerState
+		restart int32
+		want    bool
+	}{
+		{name: "no status yet", want: true},
+		{name: "Pending, every container ContainerCreating", phase: v1.PodPending,
+			regular: []v1.ContainerState{waiting("ContainerCreating"), waiting("ContainerCreating")}, want: true},
+		{name: "Pending with init containers, all PodInitializing", phase: v1.PodPending,
+			inits: []v1.ContainerState{waiting("PodInitializing")}, regular: []v1.ContainerState{waiting("PodInitializing")}, want: true},
+		{name: "an init container runs", phase: v1.PodPending,
+			inits: []v1.ContainerState{running}, regular: []v1.ContainerState{waiting("PodInitializing")}},
+		{name: "one container started, the next not yet", phase: v1.PodPending,
+			regular: []v1.ContainerState{running, waiting("ContainerCreating")}},
+		{name: "the image could not be pulled", phase: v1.PodPending,
+			regular: []v1.ContainerState{waiting("ErrImagePull")}},
+		{name: "a bad reference to a ConfigMap", phase: v1.PodPending,
+			regular: []v1.ContainerState{waiting("CreateContainerConfigError")}},
+		{name: "restarted before", phase: v1.PodPending, restart: 1,
+			regular: []v1.ContainerState{waiting("ContainerCreating")}},
+		{name: "Running", phase: v1.PodRunning, regular: []v1.ContainerState{running}},
+		{name: "rejected at admission", phase: v1.PodFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Status: v1.PodStatus{Phase: tc.phase}}
+			for _, s := range tc.inits {
+				pod.Status.InitContainerStatuses = append(pod.Status.InitContainerStatuses, v1.ContainerStatus{State: s})
+			}
+			for _, s := range tc.regular {
+				pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, v1.ContainerStatus{State: s, RestartCount: tc.restart})
+			}
+			if got := firstSyncPending(pod); got != tc.want {
+				t.Errorf("firstSyncPending = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -166,5 +166,38 @@ func TestE2EKubeletOracleTimeout(t *testing.T) {
 	if !res.TimedOut || res.Pod.Status.Phase != v1.PodRunning {
 		t.Errorf("timed out %v, phase %s; want a timeout while Running", res.TimedOut, res.Pod.Status.Phase)
 	}
+	if res.FirstSyncLate >= 3*time.Second {
+		t.Errorf("FirstSyncLate %s: the wait went on the whole second timeout for a pod that runs", res.FirstSyncLate)
+	}
+	checkGone(t, k, string(res.Pod.UID))
+}
+
+// TestE2EKubeletOracleFirstSyncLate: a pod whose first sync never ends on
+// the kubelet (its hostPath volume is not the directory its type says, so
+// the kubelet waits for the mount and the status stays the one from before
+// the sync) is waited for one timeout more, then returned as it stands:
+// TimedOut, Pending, its container ContainerCreating.
+func TestE2EKubeletOracleFirstSyncLate(t *testing.T) {
+	k := oracle(t)
+	const timeout = 3 * time.Second
+	res, err := k.Run(context.Background(), []byte(`{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "oracle-first-sync"},
+ "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+  "volumes": [{"name": "v", "hostPath": {"path": "/nonexistent/podrun-oracle-first-sync", "type": "Directory"}}],
+  "containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"],
+   "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]}}`),
+		RunOptions{Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Pod.Status.Phase != v1.PodPending {
+		t.Errorf("timed out %v, phase %s; want a timeout while Pending", res.TimedOut, res.Pod.Status.Phase)
+	}
+	if res.FirstSyncLate < timeout-pollInterval || res.Elapsed < 2*timeout {
+		t.Errorf("FirstSyncLate %s after %s in all; want about %s more than the %s timeout", res.FirstSyncLate, res.Elapsed, timeout, timeout)
+	}
+	if cs := res.Pod.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "ContainerCreating" {
+		t.Errorf("container statuses %+v; want c waiting ContainerCreating", cs)
+	}
 	checkGone(t, k, string(res.Pod.UID))
 }
