@@ -31,11 +31,11 @@ func ParseWaitMode(s string) (WaitMode, error) {
 	return "", fmt.Errorf("invalid --wait %q: want auto, complete, ready or none", s)
 }
 
-// effectiveWait resolves auto: complete when the pod is expected to
+// EffectiveWait resolves auto: complete when the pod is expected to
 // finish, every regular container's restart policy (its own, else the
 // pod's) being Never or OnFailure; ready when one's is Always (a pod's
 // restartPolicy Always, unless each container overrides it).
-func effectiveWait(m WaitMode, pod *v1.Pod) WaitMode {
+func EffectiveWait(m WaitMode, pod *v1.Pod) WaitMode {
 	if m != WaitAuto {
 		return m
 	}
@@ -99,7 +99,7 @@ func waitOutcome(m WaitMode, pod *v1.Pod, st v1.PodStatus, started bool) Outcome
 	case v1.PodSucceeded:
 		return OutcomeReached
 	}
-	switch effectiveWait(m, pod) {
+	switch EffectiveWait(m, pod) {
 	case WaitNone:
 		if started {
 			return OutcomeReached

@@ -49,8 +49,8 @@ func TestEffectiveWait(t *testing.T) {
 					pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i), RestartPolicy: p})
 				}
 			}
-			if got := effectiveWait(tc.mode, pod); got != tc.want {
-				t.Errorf("effectiveWait(%s, %s) = %s, want %s", tc.mode, tc.policy, got, tc.want)
+			if got := EffectiveWait(tc.mode, pod); got != tc.want {
+				t.Errorf("EffectiveWait(%s, %s) = %s, want %s", tc.mode, tc.policy, got, tc.want)
 			}
 		})
 	}

@@ -34,13 +34,9 @@ func podEnd(mode runner.WaitMode, pod *v1.Pod) end {
 		}
 		return endSettled
 	}
-	if mode == runner.WaitAuto {
-		mode = runner.WaitComplete
-		if pod.Spec.RestartPolicy == v1.RestartPolicyAlways {
-			mode = runner.WaitReady
-		}
-	}
-	switch mode {
+	// auto as podrun resolves it: by each regular container's own restart
+	// policy, else the pod's.
+	switch runner.EffectiveWait(mode, pod) {
 	case runner.WaitReady:
 		for _, c := range st.Conditions {
 			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {

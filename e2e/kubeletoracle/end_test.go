@@ -1,6 +1,7 @@
 package kubeletoracle
 
 import (
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ func TestPodEnd(t *testing.T) {
 		conds   []v1.PodCondition
 		inits   []v1.ContainerState
 		regular []v1.ContainerState
+		own     []v1.ContainerRestartPolicy // each regular container's own restartPolicy, if any
 		want    end
 	}{
 		{name: "Never pod still running", mode: runner.WaitAuto, policy: v1.RestartPolicyNever, phase: v1.PodRunning,
@@ -40,6 +42,15 @@ func TestPodEnd(t *testing.T) {
 			conds: ready, regular: []v1.ContainerState{running}, want: endSettled},
 		{name: "Always pod not yet Ready", mode: runner.WaitAuto, policy: v1.RestartPolicyAlways, phase: v1.PodRunning,
 			conds: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}, regular: []v1.ContainerState{running}, want: endWaiting},
+		{name: "auto under Always with every container Never or OnFailure means complete: Ready is not the end", mode: runner.WaitAuto,
+			policy: v1.RestartPolicyAlways, own: []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure},
+			phase: v1.PodRunning, conds: ready, regular: []v1.ContainerState{running, running}, want: endWaiting},
+		{name: "auto under Always with every container Never or OnFailure: both terminated", mode: runner.WaitAuto,
+			policy: v1.RestartPolicyAlways, own: []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure},
+			phase: v1.PodRunning, regular: []v1.ContainerState{exited(5), exited(0)}, want: endSettled},
+		{name: "auto under Never with one container's own Always means ready", mode: runner.WaitAuto,
+			policy: v1.RestartPolicyNever, own: []v1.ContainerRestartPolicy{v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyAlways},
+			phase: v1.PodRunning, conds: ready, regular: []v1.ContainerState{running, running}, want: endSettled},
 		{name: "complete under Always: every regular container terminated", mode: runner.WaitComplete, policy: v1.RestartPolicyAlways,
 			phase: v1.PodRunning, regular: []v1.ContainerState{exited(0), exited(2)}, want: endSettled},
 		{name: "complete under Always: one still runs", mode: runner.WaitComplete, policy: v1.RestartPolicyAlways,
@@ -51,6 +62,13 @@ func TestPodEnd(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}, Status: v1.PodStatus{Phase: tc.phase, Conditions: tc.conds}}
+			for i := range tc.regular {
+				c := v1.Container{Name: fmt.Sprint("c", i)}
+				if i < len(tc.own) {
+					c.RestartPolicy = &tc.own[i]
+				}
+				pod.Spec.Containers = append(pod.Spec.Containers, c)
+			}
 			for _, s := range tc.inits {
 				pod.Status.InitContainerStatuses = append(pod.Status.InitContainerStatuses, v1.ContainerStatus{State: s})
 			}
